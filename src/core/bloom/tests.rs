@@ -1,0 +1,414 @@
+use super::*;
+
+/// splitmix64: a tiny deterministic generator for fixed-seed tests.
+pub(crate) struct SplitMix(u64);
+
+impl SplitMix {
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e3779b97f4a7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
+        z ^ (z >> 31)
+    }
+    /// A random 16-byte item; `tag` separates member and non-member key spaces.
+    fn item(&mut self, tag: u8) -> [u8; 17] {
+        let mut out = [0u8; 17];
+        out[0] = tag;
+        out[1..9].copy_from_slice(&self.next().to_le_bytes());
+        out[9..17].copy_from_slice(&self.next().to_le_bytes());
+        out
+    }
+}
+
+fn h(s: &str) -> ItemHash {
+    ItemHash::of(s.as_bytes())
+}
+
+#[test]
+fn link_sizes_match_redisbloom_table() {
+    // (error, capacity) -> (link bytes, hashes, BF.INFO Size), spec 6.2 and 5.1.
+    let cases: &[(f64, u64, u64, u32, u64)] = &[
+        (0.01, 10, 16, 8, 112),
+        (0.001, 100, 200, 11, 296),
+        (0.01, 100, 144, 8, 240),
+        (0.05, 1000, 960, 6, 1056),
+        (0.001, 50000, 98880, 11, 98976),
+        (0.000001, 300_000_000, 1_132_420_136, 21, 1_132_420_232),
+    ];
+    for &(err, cap, bytes, k, size) in cases {
+        let shape = LinkShape::new(cap, err / 2.0).unwrap();
+        assert_eq!(shape.bytes(), bytes, "bytes for {err} {cap}");
+        assert_eq!(shape.bits, bytes * 8);
+        assert_eq!(shape.hashes, k, "hashes for {err} {cap}");
+        assert_eq!(32 + 64 + shape.bytes(), size);
+    }
+    // BF.INSERT x CAPACITY 3 NONSCALING: 8 bytes, 7 hashes, Size 104.
+    let chain = BloomChain::new(3, 0.01, 0, &Limits::default()).unwrap();
+    assert_eq!(chain.mem_usage(), 104);
+    assert_eq!(chain.links()[0].shape().hashes, 7);
+    let big = BloomChain::new(300_000_000, 0.000001, 2, &Limits::default());
+    // 1.13 GB is within the default 4 GiB cap: only check the arithmetic here.
+    drop(big);
+}
+
+#[test]
+fn guaranteed_sizing_adds_bits_only_where_needed() {
+    for &(err, cap) in &[(0.1, 1_000_000u64), (0.01, 1_000_000), (0.0001, 1000)] {
+        let rb = LinkShape::new(cap, err).unwrap();
+        let g = LinkShape::guaranteed(cap, err).unwrap();
+        assert_eq!(rb.hashes, g.hashes);
+        assert!(g.bits >= rb.bits);
+        let extra = g.bits as f64 / rb.bits as f64 - 1.0;
+        assert!(extra < 0.04, "{err}: {} vs {}", g.bits, rb.bits);
+        if err == 0.1 {
+            assert!(extra > 0.03, "10% needs about 3.7% more bits: {extra}");
+        }
+    }
+}
+
+#[test]
+fn scaling_chain_grows_like_redisbloom() {
+    // spec 3.8: BF.RESERVE bf 0.01 10, then 100 adds: links of capacity
+    // 10/20/40/80 with 16/32/72/160 bytes and 8/9/10/11 hashes.
+    let limits = Limits::default();
+    let mut c = BloomChain::new(10, 0.01, 2, &limits).unwrap();
+    let mut added = 0;
+    for i in 0..100 {
+        if c.add(&h(&i.to_string()), &limits).unwrap() {
+            added += 1;
+        }
+    }
+    assert_eq!(c.items(), added);
+    assert!(added >= 95, "too many false positives while adding: {added}");
+    let shapes: Vec<(u64, u64, u32)> = c
+        .links()
+        .iter()
+        .map(|l| (l.shape().entries, l.shape().bytes(), l.shape().hashes))
+        .collect();
+    assert_eq!(
+        shapes,
+        vec![(10, 16, 8), (20, 32, 9), (40, 72, 10), (80, 160, 11)]
+    );
+    assert_eq!(c.links()[3].shape().error, 0.000625);
+    assert_eq!(c.capacity(), 150);
+    assert_eq!(c.error_rate(), 0.01);
+    assert_eq!(c.expansion(), Some(2));
+    let fills: u64 = c.links().iter().map(|l| l.items()).sum();
+    assert_eq!(fills, c.items());
+    for i in 0..100 {
+        assert!(c.contains(&h(&i.to_string())), "false negative for {i}");
+    }
+}
+
+#[test]
+fn expansion_one_keeps_link_capacity() {
+    let limits = Limits::default();
+    let mut c = BloomChain::new(5, 0.1, 1, &limits).unwrap();
+    for i in 0..40 {
+        c.add(&h(&format!("x{i}")), &limits).unwrap();
+    }
+    assert!(c.links().len() >= 7);
+    assert!(c.links().iter().all(|l| l.shape().entries == 5));
+}
+
+#[test]
+fn nonscaling_filter_refuses_new_items_when_full() {
+    let limits = Limits::default();
+    let mut c = BloomChain::new(3, 0.01, 0, &limits).unwrap();
+    assert_eq!(c.expansion(), None);
+    for s in ["a", "b", "c"] {
+        assert_eq!(c.add(&h(s), &limits), Ok(true));
+    }
+    // Present items still answer 0 when full; new ones get Full.
+    assert_eq!(c.add(&h("a"), &limits), Ok(false));
+    let before = c.encode_header();
+    assert_eq!(c.add(&h("d"), &limits), Err(BloomError::Full));
+    assert_eq!(c.encode_header(), before);
+    assert_eq!(c.items(), 3);
+}
+
+#[test]
+fn link_count_is_bounded() {
+    let limits = Limits {
+        max_bytes: 1 << 30,
+        max_links: 4,
+    };
+    let mut c = BloomChain::new(1, 0.5, 1, &limits).unwrap();
+    let mut errors = 0;
+    for i in 0..1000 {
+        match c.add(&h(&i.to_string()), &limits) {
+            Ok(_) => {}
+            Err(BloomError::MaxLinks) => errors += 1,
+            Err(e) => panic!("unexpected {e:?}"),
+        }
+    }
+    assert_eq!(c.links().len(), 4);
+    assert!(errors > 900);
+    // Lookups and items still work.
+    assert!(c.items() >= 4);
+}
+
+#[test]
+fn hash_count_is_bounded() {
+    // Error rates needing more than MAX_HASHES hash functions are refused...
+    assert!(matches!(
+        BloomChain::new(100, 1e-60, 2, &Limits::default()),
+        Err(BloomError::InvalidParams(_))
+    ));
+    // ... and so is growth past it: capacity 1, expansion 1 at 1e-30 grows until
+    // the halved error needs more than 128 hashes.
+    let limits = Limits {
+        max_bytes: 1 << 30,
+        max_links: 1024,
+    };
+    let mut c = BloomChain::new(1, 1e-30, 1, &limits).unwrap();
+    let mut last = Ok(true);
+    for i in 0..1000 {
+        last = c.add(&h(&i.to_string()), &limits);
+        if last.is_err() {
+            break;
+        }
+    }
+    assert!(matches!(last, Err(BloomError::InvalidParams(_))));
+    assert!(c.links().iter().all(|l| l.shape().hashes <= MAX_HASHES));
+}
+
+#[test]
+fn memory_cap_is_enforced_before_allocating() {
+    let small = Limits {
+        max_bytes: 10_000,
+        max_links: 64,
+    };
+    assert_eq!(
+        BloomChain::new(1_000_000, 0.01, 2, &small).err(),
+        Some(BloomError::MemoryCap)
+    );
+    // An absurd capacity never reaches the allocator.
+    assert_eq!(
+        BloomChain::new(u64::MAX, 1e-9, 2, &Limits::default()).err(),
+        Some(BloomError::MemoryCap)
+    );
+    // Growth stops at the cap with an error and leaves the filter intact.
+    let mut c = BloomChain::new(100, 0.01, 2, &small).unwrap();
+    let mut capped = false;
+    for i in 0..10_000 {
+        match c.add(&h(&i.to_string()), &small) {
+            Ok(_) => {}
+            Err(BloomError::MemoryCap) => {
+                capped = true;
+                break;
+            }
+            Err(e) => panic!("unexpected {e:?}"),
+        }
+    }
+    assert!(capped);
+    assert!(c.mem_usage() <= small.max_bytes);
+}
+
+#[test]
+fn header_round_trip_and_scandump_load_chunk() {
+    let limits = Limits::default();
+    let mut c = BloomChain::new(1000, 0.01, 2, &limits).unwrap();
+    for i in 0..5000 {
+        c.add(&h(&format!("item{i}")), &limits).unwrap();
+    }
+    let header = c.encode_header();
+    let mut d = BloomChain::from_header(&header, &limits).unwrap();
+    assert_eq!(d.encode_header(), header);
+    let mut iter = 1;
+    let mut chunks = 0;
+    while let Some((next, data)) = c.scandump_chunk(iter) {
+        d.load_chunk(next, data).unwrap();
+        iter = next;
+        chunks += 1;
+    }
+    assert_eq!(chunks, c.links().len(), "small links come back whole");
+    for (a, b) in c.links().iter().zip(d.links()) {
+        assert_eq!(a.data(), b.data());
+    }
+    for i in 0..5000 {
+        assert!(d.contains(&h(&format!("item{i}"))));
+    }
+    assert_eq!(d.items(), c.items());
+    assert!(c.scandump_chunk(0).is_none());
+    assert!(c.scandump_chunk(-5).is_none());
+    assert!(c.scandump_chunk(i64::MAX).is_none());
+}
+
+#[test]
+fn scandump_splits_links_larger_than_a_chunk() {
+    // 20M entries at 1% (scaling, 0.5%): ~27.6 MB, two chunks.
+    let limits = Limits::default();
+    let mut c = BloomChain::new(20_000_000, 0.01, 2, &limits).unwrap();
+    for i in 0..1000 {
+        c.add(&h(&format!("big{i}")), &limits).unwrap();
+    }
+    let mut d = BloomChain::from_header(&c.encode_header(), &limits).unwrap();
+    let mut iter = 1;
+    let mut lens = vec![];
+    while let Some((next, data)) = c.scandump_chunk(iter) {
+        lens.push(data.len() as u64);
+        d.load_chunk(next, data).unwrap();
+        iter = next;
+    }
+    let total = c.links()[0].shape().bytes();
+    assert_eq!(lens, vec![SCANDUMP_CHUNK, total - SCANDUMP_CHUNK]);
+    assert!(c.links()[0].data() == d.links()[0].data());
+    for i in 0..1000 {
+        assert!(d.contains(&h(&format!("big{i}"))));
+    }
+}
+
+#[test]
+fn load_chunk_rejects_bad_chunks() {
+    let limits = Limits::default();
+    let mut c = BloomChain::new(100, 0.01, 2, &limits).unwrap(); // 144 bytes
+    assert_eq!(c.load_chunk(10, &[]), Err(BloomError::BadChunk));
+    assert_eq!(c.load_chunk(0, &[1]), Err(BloomError::BadChunk));
+    assert_eq!(c.load_chunk(-1, &[1]), Err(BloomError::BadChunk));
+    assert_eq!(c.load_chunk(3, &[1, 2, 3]), Err(BloomError::BadChunk));
+    assert_eq!(
+        c.load_chunk(146, &[1]),
+        Err(BloomError::NoLinkForOffset),
+        "offset 144 is past the only link"
+    );
+    assert_eq!(c.load_chunk(i64::MAX, &[1]), Err(BloomError::NoLinkForOffset));
+    assert_eq!(c.load_chunk(146, &[1, 2]), Err(BloomError::ChunkTooBig));
+    assert_eq!(c.load_chunk(145, &[7; 144]), Ok(()));
+    assert_eq!(c.links()[0].data(), &[7u8; 144][..]);
+}
+
+#[test]
+fn from_header_rejects_corruption() {
+    let limits = Limits::default();
+    let mut c = BloomChain::new(100, 0.01, 2, &limits).unwrap();
+    for i in 0..300 {
+        c.add(&h(&i.to_string()), &limits).unwrap();
+    }
+    let good = c.encode_header();
+    assert!(BloomChain::from_header(&good, &limits).is_ok());
+    // Truncations and extensions.
+    for n in 0..good.len() {
+        assert!(BloomChain::from_header(&good[..n], &limits).is_err(), "len {n}");
+    }
+    let mut longer = good.clone();
+    longer.push(0);
+    assert!(BloomChain::from_header(&longer, &limits).is_err());
+    // Field-by-field corruption.
+    let patch = |off: usize, bytes: &[u8]| {
+        let mut b = good.clone();
+        b[off..off + bytes.len()].copy_from_slice(bytes);
+        BloomChain::from_header(&b, &limits)
+    };
+    assert!(patch(0, b"XXXX").is_err(), "magic");
+    assert!(patch(4, &[2]).is_err(), "version");
+    assert!(patch(5, &[1]).is_err(), "reserved");
+    assert!(patch(8, &0u64.to_le_bytes()).is_err(), "total != sum");
+    assert!(patch(16, &40000u32.to_le_bytes()).is_err(), "expansion");
+    assert!(patch(16, &0u32.to_le_bytes()).is_err(), "non-scaling with links");
+    assert!(patch(20, &0u32.to_le_bytes()).is_err(), "zero links");
+    assert!(patch(20, &u32::MAX.to_le_bytes()).is_err(), "huge link count");
+    let l = 24; // first link record
+    assert!(patch(l, &0u64.to_le_bytes()).is_err(), "entries 0");
+    assert!(patch(l + 8, &u64::MAX.to_le_bytes()).is_err(), "items > entries");
+    assert!(patch(l + 16, &1.5f64.to_bits().to_le_bytes()).is_err(), "error");
+    assert!(patch(l + 16, &f64::NAN.to_bits().to_le_bytes()).is_err(), "nan");
+    assert!(patch(l + 24, &0u64.to_le_bytes()).is_err(), "bits 0");
+    assert!(patch(l + 24, &100u64.to_le_bytes()).is_err(), "bits % 64");
+    assert_eq!(
+        patch(l + 24, &(1u64 << 61).to_le_bytes()).err(),
+        Some(BloomError::MemoryCap),
+        "2^61 bits must be refused before allocating"
+    );
+    assert!(patch(l + 32, &0u32.to_le_bytes()).is_err(), "hashes 0");
+    assert!(patch(l + 32, &500u32.to_le_bytes()).is_err(), "hashes huge");
+    assert!(patch(l + 36, &[1]).is_err(), "layout");
+    assert!(patch(l + 37, &[1]).is_err(), "reserved in link");
+}
+
+/// Fills `instances` independent filters (different seeds) to each level of
+/// `fills` (multiples of the capacity) and returns, per level, the fraction of
+/// `probes` non-members per filter that test positive, averaged over the filters.
+/// Small filters need many instances: one 1,000-item filter's FPR varies by about
+/// 5% around its expectation with the particular set of bits that happen to be set.
+fn measured_fpr(
+    cap: u64,
+    p: f64,
+    expansion: u32,
+    fills: &[u64],
+    instances: u64,
+    probes: u64,
+) -> Vec<(f64, usize, u64, u64)> {
+    let limits = Limits::default();
+    let mut out = vec![(0.0, 0usize, 0u64, 0u64); fills.len()];
+    for inst in 0..instances {
+        let mut c = BloomChain::new(cap, p, expansion, &limits).unwrap();
+        let mut gen = SplitMix(0x5eed ^ cap ^ p.to_bits() ^ (inst << 32));
+        let mut probe = SplitMix(0xfa15e ^ inst);
+        let mut kept = Vec::new();
+        let mut done = 0u64;
+        for (slot, &fill) in fills.iter().enumerate() {
+            while done < fill * cap {
+                let item = gen.item(1);
+                match c.add(&ItemHash::of(&item), &limits) {
+                    Ok(_) => {}
+                    Err(BloomError::Full) if expansion == 0 => {}
+                    Err(e) => panic!("{e:?}"),
+                }
+                if kept.len() < 1000 {
+                    kept.push(item);
+                }
+                done += 1;
+            }
+            let fp = (0..probes)
+                .filter(|_| c.contains(&ItemHash::of(&probe.item(2))))
+                .count();
+            let o = &mut out[slot];
+            o.0 += fp as f64 / (probes * instances) as f64;
+            o.1 = c.links().len();
+            o.2 = c.items();
+            o.3 = c.mem_usage();
+        }
+        for item in &kept {
+            assert!(c.contains(&ItemHash::of(item)), "false negative");
+        }
+    }
+    out
+}
+
+/// The measured false-positive rate stays at or below the requested rate, for
+/// every rate, capacity and scaling mode, with the chain filled to 1x and 4x its
+/// initial capacity (a non-scaling filter refuses what does not fit, so its 4x
+/// row measures the full filter again). Each estimate uses 1,000,000 probes of
+/// non-members; the margin is 4 binomial standard errors at the requested rate,
+/// `4 * sqrt(p (1 - p) / 1e6)` (a correct filter exceeds it with probability
+/// about 3e-5 per row). Seeds are fixed, so the run is repeatable.
+#[test]
+fn false_positive_rate_stays_below_requested() {
+    const PROBES: u64 = 1_000_000;
+    let mut report = String::new();
+    for &p in &[0.1, 0.01, 0.001, 0.0001] {
+        for &cap in &[1000u64, 1_000_000] {
+            // Small filters: 1,000 filters x 1,000 probes; large: 1 x 1,000,000.
+            let instances = if cap < 100_000 { 1000 } else { 1 };
+            for &expansion in &[2u32, 0] {
+                let rows = measured_fpr(cap, p, expansion, &[1, 4], instances, PROBES / instances);
+                for (&(rate, links, items, mem), fill) in rows.iter().zip([1, 4]) {
+                    let margin = 4.0 * (p * (1.0 - p) / PROBES as f64).sqrt();
+                    report.push_str(&format!(
+                        "| {p} | {cap} | {} | {fill}x | {links} | {rate:.6} | {:.2} |\n",
+                        if expansion == 0 { "non-scaling" } else { "scaling x2" },
+                        (mem * 8) as f64 / items as f64,
+                    ));
+                    assert!(
+                        rate <= p + margin,
+                        "p={p} cap={cap} expansion={expansion} fill={fill}x: measured {rate} > {p} + {margin}"
+                    );
+                }
+            }
+        }
+    }
+    println!("| error | capacity | mode | fill | links | measured FPR | bits/item |\n|---|---|---|---|---|---|---|\n{report}");
+}
+
