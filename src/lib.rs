@@ -1,1 +1,48 @@
+//! ferrobloom: scalable Bloom filters and Cuckoo filters for Redis, a drop-in
+//! replacement for RedisBloom's BF.* and CF.* commands.
+//!
+//! - [`core`]: the filters, hashing and encodings, in pure Rust.
+//! - [`cmd`]: argument parsing and error texts, in pure Rust.
+//! - `redis`: the thin layer that registers commands and data types.
+
+pub mod cmd;
 pub mod core;
+mod redis;
+
+/// ferrobloom's own version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The version reported in MODULE LIST: the RedisBloom API level implemented
+/// (2.8.20 -> 20820), which clients compare to decide what the module supports.
+pub const MODULE_VERSION: i32 = 20820;
+
+#[cfg(not(test))]
+type Allocator = redis::alloc::FerroAlloc;
+#[cfg(not(test))]
+const ALLOCATOR: Allocator = redis::alloc::FerroAlloc;
+// Unit tests never call into Redis; they use the system allocator.
+#[cfg(test)]
+type Allocator = std::alloc::System;
+#[cfg(test)]
+const ALLOCATOR: Allocator = std::alloc::System;
+
+fn init(ctx: &redis_module::Context, args: &[redis_module::RedisString]) -> redis_module::Status {
+    let raw_ctx = ctx.ctx;
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+    match redis::guard::guard("module load", Err("panic during load".into()), || {
+        redis::on_load(raw_ctx, &args)
+    }) {
+        Ok(()) => redis_module::Status::Ok,
+        Err(why) => {
+            ctx.log_warning(&format!("ferrobloom: refusing to load: {why}"));
+            redis_module::Status::Err
+        }
+    }
+}
+
+redis_module::redis_module! {
+    name: "bf",
+    version: MODULE_VERSION,
+    allocator: (Allocator, ALLOCATOR),
+    data_types: [],
+    init: init,
+}

@@ -332,10 +332,7 @@ impl BloomChain {
             return Ok(false);
         }
         let (full, next) = match self.links.last() {
-            Some(last) => (
-                last.is_full(),
-                (last.shape.entries, last.shape.error),
-            ),
+            Some(last) => (last.is_full(), (last.shape.entries, last.shape.error)),
             None => return Err(BloomError::InvalidParams("filter has no links")),
         };
         if full {
@@ -508,7 +505,9 @@ impl BloomChain {
             return Err(BloomError::BadHeader("bad number of links"));
         }
         if expansion == 0 && n != 1 {
-            return Err(BloomError::BadHeader("non-scaling filter with several links"));
+            return Err(BloomError::BadHeader(
+                "non-scaling filter with several links",
+            ));
         }
         if bytes.len() != HEADER_FIXED + LINK_RECORD * n as usize {
             return Err(BloomError::BadHeader("header length does not match links"));

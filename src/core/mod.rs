@@ -4,4 +4,5 @@
 
 pub mod bits;
 pub mod bloom;
+pub mod cuckoo;
 pub mod hash;

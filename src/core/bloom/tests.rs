@@ -80,7 +80,10 @@ fn scaling_chain_grows_like_redisbloom() {
         }
     }
     assert_eq!(c.items(), added);
-    assert!(added >= 95, "too many false positives while adding: {added}");
+    assert!(
+        added >= 95,
+        "too many false positives while adding: {added}"
+    );
     let shapes: Vec<(u64, u64, u32)> = c
         .links()
         .iter()
@@ -273,7 +276,10 @@ fn load_chunk_rejects_bad_chunks() {
         Err(BloomError::NoLinkForOffset),
         "offset 144 is past the only link"
     );
-    assert_eq!(c.load_chunk(i64::MAX, &[1]), Err(BloomError::NoLinkForOffset));
+    assert_eq!(
+        c.load_chunk(i64::MAX, &[1]),
+        Err(BloomError::NoLinkForOffset)
+    );
     assert_eq!(c.load_chunk(146, &[1, 2]), Err(BloomError::ChunkTooBig));
     assert_eq!(c.load_chunk(145, &[7; 144]), Ok(()));
     assert_eq!(c.links()[0].data(), &[7u8; 144][..]);
@@ -290,7 +296,10 @@ fn from_header_rejects_corruption() {
     assert!(BloomChain::from_header(&good, &limits).is_ok());
     // Truncations and extensions.
     for n in 0..good.len() {
-        assert!(BloomChain::from_header(&good[..n], &limits).is_err(), "len {n}");
+        assert!(
+            BloomChain::from_header(&good[..n], &limits).is_err(),
+            "len {n}"
+        );
     }
     let mut longer = good.clone();
     longer.push(0);
@@ -306,14 +315,29 @@ fn from_header_rejects_corruption() {
     assert!(patch(5, &[1]).is_err(), "reserved");
     assert!(patch(8, &0u64.to_le_bytes()).is_err(), "total != sum");
     assert!(patch(16, &40000u32.to_le_bytes()).is_err(), "expansion");
-    assert!(patch(16, &0u32.to_le_bytes()).is_err(), "non-scaling with links");
+    assert!(
+        patch(16, &0u32.to_le_bytes()).is_err(),
+        "non-scaling with links"
+    );
     assert!(patch(20, &0u32.to_le_bytes()).is_err(), "zero links");
-    assert!(patch(20, &u32::MAX.to_le_bytes()).is_err(), "huge link count");
+    assert!(
+        patch(20, &u32::MAX.to_le_bytes()).is_err(),
+        "huge link count"
+    );
     let l = 24; // first link record
     assert!(patch(l, &0u64.to_le_bytes()).is_err(), "entries 0");
-    assert!(patch(l + 8, &u64::MAX.to_le_bytes()).is_err(), "items > entries");
-    assert!(patch(l + 16, &1.5f64.to_bits().to_le_bytes()).is_err(), "error");
-    assert!(patch(l + 16, &f64::NAN.to_bits().to_le_bytes()).is_err(), "nan");
+    assert!(
+        patch(l + 8, &u64::MAX.to_le_bytes()).is_err(),
+        "items > entries"
+    );
+    assert!(
+        patch(l + 16, &1.5f64.to_bits().to_le_bytes()).is_err(),
+        "error"
+    );
+    assert!(
+        patch(l + 16, &f64::NAN.to_bits().to_le_bytes()).is_err(),
+        "nan"
+    );
     assert!(patch(l + 24, &0u64.to_le_bytes()).is_err(), "bits 0");
     assert!(patch(l + 24, &100u64.to_le_bytes()).is_err(), "bits % 64");
     assert_eq!(
@@ -398,7 +422,11 @@ fn false_positive_rate_stays_below_requested() {
                     let margin = 4.0 * (p * (1.0 - p) / PROBES as f64).sqrt();
                     report.push_str(&format!(
                         "| {p} | {cap} | {} | {fill}x | {links} | {rate:.6} | {:.2} |\n",
-                        if expansion == 0 { "non-scaling" } else { "scaling x2" },
+                        if expansion == 0 {
+                            "non-scaling"
+                        } else {
+                            "scaling x2"
+                        },
                         (mem * 8) as f64 / items as f64,
                     ));
                     assert!(
@@ -411,4 +439,3 @@ fn false_positive_rate_stays_below_requested() {
     }
     println!("| error | capacity | mode | fill | links | measured FPR | bits/item |\n|---|---|---|---|---|---|---|\n{report}");
 }
-

@@ -1,0 +1,88 @@
+# ferrobloom — build, test and run helpers (GNU make).
+#
+# One cargo profile (release) is used for everything, and the build cache lives outside the
+# clone so fresh CI clones on the same machine reuse it. Override with
+#   make test CARGO_TARGET_DIR=$PWD/target
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+CARGO_TARGET_DIR ?= $(HOME)/.cache/ferrobloom-target
+export CARGO_TARGET_DIR
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+CARGO  ?= cargo
+PYTHON ?= python3
+
+MODULE_NAME  := libferrobloom.so
+MODULE_BUILT := $(CARGO_TARGET_DIR)/release/$(MODULE_NAME)
+# Stable in-repo path used by redis.conf.example (`loadmodule ./target/release/...`).
+MODULE_LOCAL := target/release/$(MODULE_NAME)
+
+APT_PACKAGES := libclang-dev redis-server redis-tools
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: help deps build test run clippy fmt fmt-check clean bench fuzz stress
+
+help:
+	@echo "targets: deps build test run clippy fmt fmt-check clean bench fuzz stress"
+	@echo "CARGO_TARGET_DIR=$(CARGO_TARGET_DIR)"
+
+# Installs only what is missing; silent when everything is present.
+deps:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: installing$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+	@if ! $(PYTHON) -c 'import redis' 2>/dev/null; then \
+	  echo "deps: installing the Python redis package"; \
+	  $(PYTHON) -m pip install --quiet --disable-pip-version-check redis 2>/dev/null \
+	  || { [ "$$(command -v $(PYTHON))" = /usr/bin/python3 ] && \
+	       $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-redis >/dev/null; } \
+	  || { $(SUDO) apt-get update -qq && \
+	       $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-redis >/dev/null; }; \
+	  $(PYTHON) -c 'import redis' || { echo "deps: cannot install the Python redis package for $(PYTHON)" >&2; exit 1; }; \
+	fi
+
+build:
+	$(CARGO) build --release
+	@if [ "$$(readlink -f $(MODULE_BUILT))" != "$$(readlink -f $(MODULE_LOCAL) 2>/dev/null)" ]; then \
+	  mkdir -p $(dir $(MODULE_LOCAL)) && \
+	  cp -f $(MODULE_BUILT) $(MODULE_LOCAL).tmp && mv -f $(MODULE_LOCAL).tmp $(MODULE_LOCAL); \
+	fi
+	@echo "module: $(CURDIR)/$(MODULE_LOCAL)"
+
+# Unit tests of the lib + integration tests in tests/ (they start their own redis-servers and
+# find the .so that cargo test builds into $(CARGO_TARGET_DIR)/release/deps/).
+test: deps
+	$(CARGO) test --release --all-targets
+
+run: deps build
+	@FERROBLOOM_MODULE="$(CURDIR)/$(MODULE_LOCAL)" scripts/run.sh
+
+clippy:
+	$(CARGO) clippy --release --all-targets -- -D warnings
+
+fmt:
+	$(CARGO) fmt --all
+
+fmt-check:
+	$(CARGO) fmt --all -- --check
+
+clean:
+	$(CARGO) clean
+	rm -rf target run
+
+bench:
+	@echo "bench: not yet implemented"
+
+fuzz:
+	@echo "fuzz: not yet implemented"
+
+stress:
+	@echo "stress: not yet implemented"

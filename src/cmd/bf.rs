@@ -1,0 +1,542 @@
+//! BF.* argument parsing (spec 3), with RedisBloom's syntax, defaults and error
+//! texts, and its parsing quirks fixed: keywords match whole arguments and only
+//! in option positions (Q1, Q3), nothing is read past the arguments (Q2),
+//! NOCREATE with CAPACITY/ERROR is refused as documented (Q5), and an explicit
+//! EXPANSION wins over a configured default of 0 (Q18).
+
+use std::ffi::CStr;
+
+use super::errors::{self as e, CmdError};
+use super::parse::{is_keyword, parse_f64, parse_i64, ArgList};
+use crate::core::bloom::{MAX_CAPACITY, MAX_EXPANSION};
+
+/// RedisBloom stores error rates above this as this (with a log line).
+pub const MAX_ERROR_RATE: f64 = 0.25;
+
+/// Defaults for what a command does not say (from the module configuration).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BloomDefaults {
+    pub error: f64,
+    pub capacity: u64,
+    pub expansion: u32,
+}
+
+/// Everything needed to create a filter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CreateParams {
+    pub error: f64,
+    pub capacity: u64,
+    /// 0 = non-scaling.
+    pub expansion: u32,
+}
+
+fn expansion_for(nonscaling: bool, explicit: Option<u32>, d: &BloomDefaults) -> u32 {
+    if nonscaling {
+        0
+    } else {
+        explicit.unwrap_or(d.expansion)
+    }
+}
+
+/// `BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]`
+pub fn parse_reserve<'a>(
+    args: &impl ArgList<'a>,
+    d: &BloomDefaults,
+) -> Result<CreateParams, CmdError> {
+    let n = args.count();
+    if !(4..=7).contains(&n) {
+        return Err(CmdError::WrongArity);
+    }
+    let error = args.arg(2).and_then(parse_f64).ok_or(e::BAD_ERROR_RATE)?;
+    if !(error > 0.0 && error < 1.0) {
+        return Err(e::ERROR_RATE_RANGE.into());
+    }
+    let capacity = args.arg(3).and_then(parse_i64).ok_or(e::BAD_CAPACITY)?;
+    if !(1..=MAX_CAPACITY as i64).contains(&capacity) {
+        return Err(e::CAPACITY_RANGE.into());
+    }
+    let mut nonscaling = false;
+    let mut expansion: Option<i64> = None;
+    let mut i = 4;
+    while let Some(a) = args.arg(i) {
+        if is_keyword(a, "NONSCALING") {
+            nonscaling = true;
+            i += 1;
+        } else if is_keyword(a, "EXPANSION") {
+            let v = args.arg(i + 1).ok_or(e::NO_EXPANSION)?;
+            expansion = Some(parse_i64(v).ok_or(e::BAD_EXPANSION)?);
+            i += 2;
+        } else {
+            return Err(e::UNKNOWN_ARGUMENT.into());
+        }
+    }
+    let explicit = match expansion {
+        Some(x) if nonscaling && x != 0 => return Err(e::NONSCALING_EXPAND.into()),
+        Some(x) if !(0..=MAX_EXPANSION as i64).contains(&x) => {
+            return Err(e::EXPANSION_RANGE.into())
+        }
+        Some(x) => Some(x as u32),
+        None => None,
+    };
+    Ok(CreateParams {
+        error: error.min(MAX_ERROR_RATE),
+        capacity: capacity as u64,
+        expansion: expansion_for(nonscaling, explicit, d),
+    })
+}
+
+/// Parsed `BF.INSERT` options.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InsertArgs {
+    /// How to create a missing key; `None` with NOCREATE.
+    pub create: Option<CreateParams>,
+    /// Index of the first item in argv.
+    pub items_from: usize,
+}
+
+/// `BF.INSERT key [CAPACITY cap] [ERROR err] [EXPANSION exp] [NOCREATE]
+/// [NONSCALING] ITEMS item [item ...]`
+pub fn parse_insert<'a>(
+    args: &impl ArgList<'a>,
+    d: &BloomDefaults,
+) -> Result<InsertArgs, CmdError> {
+    if args.count() < 4 {
+        return Err(CmdError::WrongArity);
+    }
+    let mut capacity = None;
+    let mut error = None;
+    let mut expansion = None;
+    let mut nocreate = false;
+    let mut nonscaling = false;
+    let mut i = 2;
+    let items_from = loop {
+        let a = args.arg(i).ok_or(CmdError::WrongArity)?;
+        let value = || args.arg(i + 1).ok_or(CmdError::WrongArity);
+        if is_keyword(a, "ITEMS") {
+            if i + 1 >= args.count() {
+                return Err(CmdError::WrongArity);
+            }
+            break i + 1;
+        } else if is_keyword(a, "CAPACITY") {
+            let v = parse_i64(value()?)
+                .filter(|v| (1..=MAX_CAPACITY as i64).contains(v))
+                .ok_or(e::INSERT_BAD_CAPACITY)?;
+            capacity = Some(v as u64);
+            i += 2;
+        } else if is_keyword(a, "ERROR") {
+            let v = parse_f64(value()?)
+                .filter(|v| *v > 0.0 && *v < 1.0)
+                .ok_or(e::INSERT_BAD_ERROR_RATE)?;
+            error = Some(v.min(MAX_ERROR_RATE));
+            i += 2;
+        } else if is_keyword(a, "EXPANSION") {
+            let v = parse_i64(value()?)
+                .filter(|v| (0..=MAX_EXPANSION as i64).contains(v))
+                .ok_or(e::INSERT_BAD_EXPANSION)?;
+            expansion = Some(v as u32);
+            i += 2;
+        } else if is_keyword(a, "NOCREATE") {
+            nocreate = true;
+            i += 1;
+        } else if is_keyword(a, "NONSCALING") {
+            nonscaling = true;
+            i += 1;
+        } else {
+            return Err(e::UNKNOWN_ARGUMENT.into());
+        }
+    };
+    if nocreate && (capacity.is_some() || error.is_some()) {
+        return Err(e::NOCREATE_WITH_OPTIONS.into());
+    }
+    let create = (!nocreate).then(|| CreateParams {
+        error: error.unwrap_or(d.error),
+        capacity: capacity.unwrap_or(d.capacity),
+        expansion: expansion_for(nonscaling, expansion, d),
+    });
+    Ok(InsertArgs { create, items_from })
+}
+
+/// The single-field form of BF.INFO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InfoField {
+    Capacity,
+    Size,
+    Filters,
+    Items,
+    Expansion,
+}
+
+impl InfoField {
+    pub const ALL: [InfoField; 5] = [
+        InfoField::Capacity,
+        InfoField::Size,
+        InfoField::Filters,
+        InfoField::Items,
+        InfoField::Expansion,
+    ];
+
+    pub fn parse(a: &[u8]) -> Result<Self, CmdError> {
+        for (f, name) in [
+            (InfoField::Capacity, "CAPACITY"),
+            (InfoField::Size, "SIZE"),
+            (InfoField::Filters, "FILTERS"),
+            (InfoField::Items, "ITEMS"),
+            (InfoField::Expansion, "EXPANSION"),
+        ] {
+            if is_keyword(a, name) {
+                return Ok(f);
+            }
+        }
+        Err(e::INVALID_INFO_VALUE.into())
+    }
+
+    /// The key text in the reply.
+    pub fn label(self) -> &'static CStr {
+        match self {
+            InfoField::Capacity => c"Capacity",
+            InfoField::Size => c"Size",
+            InfoField::Filters => c"Number of filters",
+            InfoField::Items => c"Number of items inserted",
+            InfoField::Expansion => c"Expansion rate",
+        }
+    }
+}
+
+/// Formats like C's `printf("%g")` (6 significant digits, trailing zeros
+/// dropped, exponent form below 1e-4 and from 1e6), as BF.DEBUG prints ratios.
+pub fn format_g(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let sci = format!("{v:.5e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |s: &str| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if (-4..6).contains(&exp) {
+        trim(&format!("{:.*}", (5 - exp) as usize, v))
+    } else {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa), exp.abs())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const D: BloomDefaults = BloomDefaults {
+        error: 0.01,
+        capacity: 100,
+        expansion: 2,
+    };
+
+    fn reserve(args: &[&str]) -> Result<CreateParams, CmdError> {
+        let v: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
+        parse_reserve(&v.as_slice(), &D)
+    }
+
+    fn insert(args: &[&str]) -> Result<InsertArgs, CmdError> {
+        let v: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
+        parse_insert(&v.as_slice(), &D)
+    }
+
+    fn err(r: Result<impl std::fmt::Debug, CmdError>) -> String {
+        r.unwrap_err().text().to_string()
+    }
+
+    #[test]
+    fn reserve_defaults_options_and_errors() {
+        let p = reserve(&["BF.RESERVE", "k", "0.001", "100"]).unwrap();
+        assert_eq!(
+            p,
+            CreateParams {
+                error: 0.001,
+                capacity: 100,
+                expansion: 2
+            }
+        );
+        let p = reserve(&["bf.reserve", "k", "0.01", "10", "expansion", "4"]).unwrap();
+        assert_eq!(p.expansion, 4);
+        assert_eq!(
+            reserve(&["BF.RESERVE", "k", "0.01", "10", "NONSCALING"])
+                .unwrap()
+                .expansion,
+            0
+        );
+        assert_eq!(
+            reserve(&["BF.RESERVE", "k", "0.01", "10", "EXPANSION", "0"])
+                .unwrap()
+                .expansion,
+            0
+        );
+        assert_eq!(
+            reserve(&[
+                "BF.RESERVE",
+                "k",
+                "0.01",
+                "10",
+                "EXPANSION",
+                "0",
+                "NONSCALING"
+            ])
+            .unwrap()
+            .expansion,
+            0
+        );
+        assert_eq!(
+            reserve(&["BF.RESERVE", "k", "0.9", "10"]).unwrap().error,
+            0.25
+        );
+        assert_eq!(
+            err(reserve(&["BF.RESERVE", "k", "0.01"])),
+            "ERR wrong number of arguments"
+        );
+        assert_eq!(
+            err(reserve(&["BF.RESERVE", "k", "x", "10"])),
+            "ERR bad error rate"
+        );
+        assert_eq!(
+            err(reserve(&["BF.RESERVE", "k", "1", "10"])),
+            "ERR error rate must be in the range (0.000000, 1.000000)"
+        );
+        assert_eq!(
+            err(reserve(&["BF.RESERVE", "k", "0", "10"])),
+            err(reserve(&["BF.RESERVE", "k", "-1", "10"]))
+        );
+        assert_eq!(
+            err(reserve(&["BF.RESERVE", "k", "0.01", "1.5"])),
+            "ERR bad capacity"
+        );
+        assert_eq!(
+            err(reserve(&["BF.RESERVE", "k", "0.01", "0"])),
+            "ERR capacity must be in the range [1, 1073741824]"
+        );
+        assert_eq!(
+            err(reserve(&["BF.RESERVE", "k", "0.01", "1073741825"])),
+            "ERR capacity must be in the range [1, 1073741824]"
+        );
+        assert_eq!(
+            err(reserve(&["BF.RESERVE", "k", "0.01", "10", "EXPANSION"])),
+            "ERR no expansion"
+        );
+        assert_eq!(
+            err(reserve(&[
+                "BF.RESERVE",
+                "k",
+                "0.01",
+                "10",
+                "EXPANSION",
+                "x"
+            ])),
+            "ERR bad expansion"
+        );
+        assert_eq!(
+            err(reserve(&[
+                "BF.RESERVE",
+                "k",
+                "0.01",
+                "10",
+                "EXPANSION",
+                "40000"
+            ])),
+            "ERR expansion must be in the range [0, 32768]"
+        );
+        assert_eq!(
+            err(reserve(&[
+                "BF.RESERVE",
+                "k",
+                "0.01",
+                "10",
+                "NONSCALING",
+                "EXPANSION",
+                "2"
+            ])),
+            "Nonscaling filters cannot expand"
+        );
+        assert_eq!(
+            err(reserve(&[
+                "BF.RESERVE",
+                "k",
+                "0.01",
+                "10",
+                "EXPANSION",
+                "2",
+                "NONSCALING"
+            ])),
+            "Nonscaling filters cannot expand"
+        );
+        // Quirk Q1 fixed: a key or value that spells a keyword is just a key.
+        assert!(reserve(&["BF.RESERVE", "expansion", "0.01", "10"]).is_ok());
+        assert!(
+            reserve(&["BF.RESERVE", "NONSCALING", "0.01", "10"])
+                .unwrap()
+                .expansion
+                == 2
+        );
+        assert_eq!(
+            err(reserve(&["BF.RESERVE", "k", "0.01", "10", "foo"])),
+            "Unknown argument received"
+        );
+    }
+
+    #[test]
+    fn explicit_expansion_beats_a_zero_default() {
+        let d = BloomDefaults { expansion: 0, ..D };
+        let v: Vec<&[u8]> = ["BF.RESERVE", "k", "0.01", "10", "EXPANSION", "2"]
+            .iter()
+            .map(|s| s.as_bytes())
+            .collect();
+        assert_eq!(parse_reserve(&v.as_slice(), &d).unwrap().expansion, 2);
+        let v: Vec<&[u8]> = ["BF.RESERVE", "k", "0.01", "10"]
+            .iter()
+            .map(|s| s.as_bytes())
+            .collect();
+        assert_eq!(parse_reserve(&v.as_slice(), &d).unwrap().expansion, 0);
+    }
+
+    #[test]
+    fn insert_options_and_errors() {
+        let a = insert(&["BF.INSERT", "k", "ITEMS", "a", "b"]).unwrap();
+        assert_eq!(a.items_from, 3);
+        assert_eq!(
+            a.create,
+            Some(CreateParams {
+                error: 0.01,
+                capacity: 100,
+                expansion: 2
+            })
+        );
+        let a = insert(&[
+            "BF.INSERT",
+            "k",
+            "capacity",
+            "1000",
+            "error",
+            "0.001",
+            "expansion",
+            "4",
+            "ITEMS",
+            "x",
+        ])
+        .unwrap();
+        assert_eq!(
+            a.create,
+            Some(CreateParams {
+                error: 0.001,
+                capacity: 1000,
+                expansion: 4
+            })
+        );
+        assert_eq!(a.items_from, 9);
+        let a = insert(&[
+            "BF.INSERT",
+            "k",
+            "NONSCALING",
+            "EXPANSION",
+            "3",
+            "ITEMS",
+            "x",
+        ])
+        .unwrap();
+        assert_eq!(a.create.unwrap().expansion, 0);
+        assert_eq!(
+            insert(&["BF.INSERT", "k", "NOCREATE", "ITEMS", "x"])
+                .unwrap()
+                .create,
+            None
+        );
+        // Items may look like keywords.
+        let a = insert(&["BF.INSERT", "k", "ITEMS", "NOCREATE", "ITEMS"]).unwrap();
+        assert_eq!(a.items_from, 3);
+        assert_eq!(
+            err(insert(&["BF.INSERT", "k", "ITEMS"])),
+            "ERR wrong number of arguments"
+        );
+        assert_eq!(
+            err(insert(&["BF.INSERT", "k", "NOCREATE", "NONSCALING"])),
+            "ERR wrong number of arguments"
+        );
+        assert_eq!(
+            err(insert(&["BF.INSERT", "k", "CAPACITY"])),
+            "ERR wrong number of arguments"
+        );
+        assert_eq!(
+            err(insert(&["BF.INSERT", "k", "CAPACITY", "0", "ITEMS", "a"])),
+            "Bad capacity"
+        );
+        assert_eq!(
+            err(insert(&["BF.INSERT", "k", "CAPACITY", "x", "ITEMS", "a"])),
+            "Bad capacity"
+        );
+        assert_eq!(
+            err(insert(&["BF.INSERT", "k", "ERROR", "2", "ITEMS", "a"])),
+            "Bad error rate"
+        );
+        assert_eq!(
+            err(insert(&["BF.INSERT", "k", "EXPANSION", "-1", "ITEMS", "a"])),
+            "Bad expansion"
+        );
+        // Quirk Q3 fixed: prefixes are not keywords.
+        assert_eq!(
+            err(insert(&["BF.INSERT", "k", "ixyz", "a"])),
+            "Unknown argument received"
+        );
+        assert_eq!(
+            err(insert(&["BF.INSERT", "k", "n", "ITEMS", "a"])),
+            "Unknown argument received"
+        );
+        assert_eq!(
+            err(insert(&["BF.INSERT", "k", "e", "2", "ITEMS", "a"])),
+            "Unknown argument received"
+        );
+        // Quirk Q5 fixed.
+        assert_eq!(
+            err(insert(&[
+                "BF.INSERT",
+                "k",
+                "NOCREATE",
+                "CAPACITY",
+                "10",
+                "ITEMS",
+                "a"
+            ])),
+            "ERR NOCREATE cannot be combined with CAPACITY or ERROR"
+        );
+    }
+
+    #[test]
+    fn info_fields() {
+        assert_eq!(InfoField::parse(b"capacity"), Ok(InfoField::Capacity));
+        assert_eq!(InfoField::parse(b"ITEMS"), Ok(InfoField::Items));
+        assert_eq!(
+            InfoField::parse(b"CAP").unwrap_err().text(),
+            "Invalid information value"
+        );
+        assert_eq!(InfoField::Filters.label(), c"Number of filters");
+    }
+
+    #[test]
+    fn format_g_matches_printf() {
+        for (v, s) in [
+            (0.005, "0.005"),
+            (0.0025, "0.0025"),
+            (0.000625, "0.000625"),
+            (6.25e-05, "6.25e-05"),
+            (0.01, "0.01"),
+            (0.5, "0.5"),
+            (1.0 / 3.0, "0.333333"),
+            (1e-10, "1e-10"),
+            (123456.0, "123456"),
+            (1234567.0, "1.23457e+06"),
+            (0.00015625, "0.00015625"),
+        ] {
+            assert_eq!(format_g(v), s, "{v}");
+        }
+    }
+}

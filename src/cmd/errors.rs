@@ -1,0 +1,152 @@
+//! The one catalogue of error replies, with RedisBloom's exact wire texts
+//! (spec 2.4): the text after the `-`, with `ERR ` only where RedisBloom sends it.
+//! Core errors are mapped here, per the kind of operation that met them.
+
+use crate::core::bloom::BloomError;
+
+/// A command's error reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CmdError {
+    /// The server's standard `ERR wrong number of arguments for '<cmd>' command`.
+    WrongArity,
+    /// An exact wire text.
+    Text(&'static str),
+    /// A text built at run time (limits that name their configuration).
+    Owned(String),
+}
+
+impl CmdError {
+    pub fn text(&self) -> &str {
+        match self {
+            CmdError::WrongArity => "ERR wrong number of arguments",
+            CmdError::Text(t) => t,
+            CmdError::Owned(s) => s,
+        }
+    }
+}
+
+impl From<&'static str> for CmdError {
+    fn from(t: &'static str) -> Self {
+        CmdError::Text(t)
+    }
+}
+
+// Key outcomes (spec 2.1).
+pub const NOT_FOUND: &str = "ERR not found";
+pub const ITEM_EXISTS: &str = "ERR item exists";
+pub const WRONG_TYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+
+// BF.RESERVE.
+pub const BAD_ERROR_RATE: &str = "ERR bad error rate";
+pub const BAD_CAPACITY: &str = "ERR bad capacity";
+pub const BAD_EXPANSION: &str = "ERR bad expansion";
+pub const NO_EXPANSION: &str = "ERR no expansion";
+pub const ERROR_RATE_RANGE: &str = "ERR error rate must be in the range (0.000000, 1.000000)";
+pub const CAPACITY_RANGE: &str = "ERR capacity must be in the range [1, 1073741824]";
+pub const EXPANSION_RANGE: &str = "ERR expansion must be in the range [0, 32768]";
+pub const NONSCALING_EXPAND: &str = "Nonscaling filters cannot expand";
+
+// BF.INSERT (and CF.INSERT*).
+pub const INSERT_BAD_ERROR_RATE: &str = "Bad error rate";
+pub const INSERT_BAD_CAPACITY: &str = "Bad capacity";
+pub const INSERT_BAD_EXPANSION: &str = "Bad expansion";
+pub const UNKNOWN_ARGUMENT: &str = "Unknown argument received";
+/// ferrobloom enforces the documented rule RedisBloom ignores (quirk Q5).
+pub const NOCREATE_WITH_OPTIONS: &str = "ERR NOCREATE cannot be combined with CAPACITY or ERROR";
+
+// Creation and insertion.
+pub const NO_MEMORY_CREATE: &str = "ERR Insufficient memory to create filter";
+pub const BF_COULD_NOT_CREATE: &str = "ERR could not create filter";
+pub const BF_NONSCALING_FULL: &str = "ERR non scaling filter is full";
+pub const BF_PROBLEM_INSERTING: &str = "ERR problem inserting into filter";
+pub const BF_MAX_LINKS: &str =
+    "ERR filter reached its maximum number of sub-filters (bf.bf-max-links)";
+pub const BF_MEMORY_CAP: &str =
+    "ERR filter would exceed the per-filter memory limit (bf.max-filter-memory)";
+pub const BF_TOO_MANY_HASHES: &str =
+    "ERR sub-filter error rate too small (more than 128 hash functions)";
+
+// BF.INFO.
+pub const INVALID_INFO_VALUE: &str = "Invalid information value";
+
+// BF.SCANDUMP / BF.LOADCHUNK.
+pub const SCANDUMP_NOT_NUMERIC: &str = "Second argument must be numeric";
+pub const LOADCHUNK_NOT_NUMERIC: &str = "ERR Second argument must be numeric";
+pub const BAD_DATA: &str = "ERR received bad data";
+pub const NO_LINK: &str = "ERR invalid offset - no link found";
+pub const CHUNK_TOO_BIG: &str = "ERR invalid chunk - Too big for current filter";
+
+/// What a command was doing when the core refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Creating a filter (RESERVE, or auto-creation by ADD/MADD/INSERT).
+    Create,
+    /// Adding an item to an existing filter.
+    Insert,
+    /// Loading a SCANDUMP header or chunk.
+    Load,
+}
+
+/// Maps a Bloom core error to its reply.
+pub fn bloom(op: Op, e: &BloomError) -> CmdError {
+    use BloomError::*;
+    CmdError::Text(match (op, e) {
+        (Op::Load, NoLinkForOffset) => NO_LINK,
+        (Op::Load, ChunkTooBig) => CHUNK_TOO_BIG,
+        (Op::Load, _) => BAD_DATA,
+        (Op::Create, MemoryCap | AllocFailed) => NO_MEMORY_CREATE,
+        (Op::Create, _) => BF_COULD_NOT_CREATE,
+        (Op::Insert, Full) => BF_NONSCALING_FULL,
+        (Op::Insert, MaxLinks) => BF_MAX_LINKS,
+        (Op::Insert, MemoryCap) => BF_MEMORY_CAP,
+        (Op::Insert, InvalidParams(_)) => BF_TOO_MANY_HASHES,
+        (Op::Insert, _) => BF_PROBLEM_INSERTING,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn core_errors_map_to_redisbloom_texts() {
+        assert_eq!(
+            bloom(Op::Insert, &BloomError::Full).text(),
+            "ERR non scaling filter is full"
+        );
+        assert_eq!(
+            bloom(Op::Insert, &BloomError::AllocFailed).text(),
+            "ERR problem inserting into filter"
+        );
+        assert_eq!(
+            bloom(Op::Create, &BloomError::MemoryCap).text(),
+            "ERR Insufficient memory to create filter"
+        );
+        assert_eq!(
+            bloom(Op::Create, &BloomError::InvalidParams("x")).text(),
+            "ERR could not create filter"
+        );
+        assert_eq!(
+            bloom(Op::Load, &BloomError::BadHeader("x")).text(),
+            "ERR received bad data"
+        );
+        assert_eq!(
+            bloom(Op::Load, &BloomError::NoLinkForOffset).text(),
+            "ERR invalid offset - no link found"
+        );
+        assert_eq!(
+            bloom(Op::Load, &BloomError::ChunkTooBig).text(),
+            "ERR invalid chunk - Too big for current filter"
+        );
+        // Every reply starts with an error code word.
+        for op in [Op::Create, Op::Insert, Op::Load] {
+            for e in [
+                BloomError::MaxLinks,
+                BloomError::MemoryCap,
+                BloomError::BadChunk,
+            ] {
+                assert!(bloom(op, &e).text().starts_with("ERR "));
+            }
+        }
+    }
+}

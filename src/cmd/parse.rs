@@ -1,0 +1,133 @@
+//! Argument access and number parsing with Redis' own strictness.
+
+/// Read access to a command's arguments (argv[0] is the command name), so the
+/// parsers work on Redis arguments and on plain slices (tests, fuzzing) alike.
+pub trait ArgList<'a> {
+    fn count(&self) -> usize;
+    fn arg(&self, i: usize) -> Option<&'a [u8]>;
+}
+
+impl<'a> ArgList<'a> for &[&'a [u8]] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn arg(&self, i: usize) -> Option<&'a [u8]> {
+        self.get(i).copied()
+    }
+}
+
+/// Parses a signed 64-bit integer the way Redis does (`string2ll`): an optional
+/// `-`, then decimal digits without leading zeros, no spaces, no `+`.
+pub fn parse_i64(b: &[u8]) -> Option<i64> {
+    let (neg, digits) = match b.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, b),
+    };
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    if digits.len() > 1 && digits.first() == Some(&b'0') {
+        return None;
+    }
+    let mut v: i128 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + i128::from(d - b'0');
+    }
+    let v = if neg { -v } else { v };
+    i64::try_from(v).ok()
+}
+
+/// Parses a double the way Redis does (`strtod` over the whole string): no
+/// leading space, nothing trailing, NaN refused, overflow and underflow refused.
+pub fn parse_f64(b: &[u8]) -> Option<f64> {
+    if b.first().is_none_or(|c| c.is_ascii_whitespace()) || b.len() > 128 {
+        return None;
+    }
+    let s = std::str::from_utf8(b).ok()?;
+    let v: f64 = s.parse().ok()?;
+    if v.is_nan() {
+        return None;
+    }
+    // strtod reports ERANGE for overflow to infinity and underflow to zero, and
+    // Redis refuses both; a literal "inf" is fine.
+    let mantissa = s.split(['e', 'E']).next().unwrap_or("");
+    let literal_inf = mantissa
+        .trim_start_matches(['+', '-'])
+        .starts_with(['i', 'I']);
+    if v.is_infinite() && !literal_inf {
+        return None;
+    }
+    if v == 0.0 && mantissa.bytes().any(|c| (b'1'..=b'9').contains(&c)) {
+        return None;
+    }
+    Some(v)
+}
+
+/// Case-insensitive keyword match of a whole argument (never a prefix).
+pub fn is_keyword(arg: &[u8], keyword: &str) -> bool {
+    arg.eq_ignore_ascii_case(keyword.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_follow_redis_rules() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"100"), Some(100));
+        assert_eq!(parse_i64(b"-7"), Some(-7));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        for bad in [
+            &b""[..],
+            b"-",
+            b"+1",
+            b" 1",
+            b"1 ",
+            b"01",
+            b"1.0",
+            b"1e3",
+            b"abc",
+            b"9223372036854775808",
+            b"99999999999999999999999",
+        ] {
+            assert_eq!(parse_i64(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn doubles_follow_redis_rules() {
+        assert_eq!(parse_f64(b"0.01"), Some(0.01));
+        assert_eq!(parse_f64(b"1e-3"), Some(0.001));
+        assert_eq!(parse_f64(b"-2"), Some(-2.0));
+        assert_eq!(parse_f64(b"inf"), Some(f64::INFINITY));
+        assert_eq!(parse_f64(b"0"), Some(0.0));
+        assert_eq!(parse_f64(b"0.000"), Some(0.0));
+        for bad in [
+            &b""[..],
+            b" 1",
+            b"1 ",
+            b"nan",
+            b"NaN",
+            b"1e-400",
+            b"1e400",
+            b"abc",
+            b"0.1x",
+        ] {
+            assert_eq!(parse_f64(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn keywords_match_whole_words_only() {
+        assert!(is_keyword(b"nonscaling", "NONSCALING"));
+        assert!(is_keyword(b"NonScaling", "NONSCALING"));
+        assert!(!is_keyword(b"NONSCALIN", "NONSCALING"));
+        assert!(!is_keyword(b"n", "NONSCALING"));
+        assert!(!is_keyword(b"ITEMSX", "ITEMS"));
+    }
+}

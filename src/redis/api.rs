@@ -1,0 +1,363 @@
+//! The only place command code touches the raw Redis module API: a context with
+//! reply helpers, argument access, typed key lookup and replication.
+//!
+//! Every function pointer of the API is an `Option` filled in by
+//! `RedisModule_Init`; a missing one (an older server) makes the call a no-op or
+//! an error instead of a panic.
+
+use std::ffi::{c_char, c_int, c_long, c_longlong, c_void, CStr};
+use std::marker::PhantomData;
+
+use redis_module::raw;
+
+/// Fetches an API function pointer (a copy of the `Option`).
+macro_rules! api {
+    ($name:ident) => {
+        // SAFETY: reading a function pointer the server filled in at load time;
+        // written once during RedisModule_Init, read-only afterwards.
+        unsafe { raw::$name }
+    };
+}
+pub(crate) use api;
+
+/// A command invocation's context.
+#[derive(Clone, Copy)]
+pub struct Ctx {
+    pub ptr: *mut raw::RedisModuleCtx,
+}
+
+/// The arguments of a command (argv[0] is the command name).
+#[derive(Clone, Copy)]
+pub struct Args<'a> {
+    argv: &'a [*mut raw::RedisModuleString],
+}
+
+impl<'a> Args<'a> {
+    /// # Safety
+    /// `argv` must point to `argc` valid strings that outlive `'a`.
+    pub unsafe fn from_raw(argv: *mut *mut raw::RedisModuleString, argc: c_int) -> Self {
+        let argv = if argv.is_null() || argc <= 0 {
+            &[][..]
+        } else {
+            std::slice::from_raw_parts(argv, argc as usize)
+        };
+        Args { argv }
+    }
+
+    pub fn len(&self) -> usize {
+        self.argv.len()
+    }
+
+    /// The raw string at `i`, if present.
+    pub fn raw(&self, i: usize) -> Option<*mut raw::RedisModuleString> {
+        self.argv.get(i).copied()
+    }
+
+    /// The bytes of argument `i` (empty if absent).
+    pub fn bytes(&self, i: usize) -> &'a [u8] {
+        match self.argv.get(i) {
+            Some(&s) => str_bytes(s),
+            None => &[],
+        }
+    }
+
+    /// All arguments from `i` on, as byte slices.
+    pub fn iter_from(&self, i: usize) -> impl Iterator<Item = &'a [u8]> + '_ {
+        self.argv.iter().skip(i).map(|&s| str_bytes(s))
+    }
+}
+
+/// The bytes of a module string.
+pub fn str_bytes<'a>(s: *const raw::RedisModuleString) -> &'a [u8] {
+    let Some(f) = api!(RedisModule_StringPtrLen) else {
+        return &[];
+    };
+    if s.is_null() {
+        return &[];
+    }
+    let mut len: usize = 0;
+    // SAFETY: s is a valid module string; the pointer stays valid while it lives.
+    let p = unsafe { f(s, &mut len) };
+    if p.is_null() {
+        return &[];
+    }
+    // SAFETY: Redis guarantees `len` readable bytes at `p`.
+    unsafe { std::slice::from_raw_parts(p as *const u8, len) }
+}
+
+impl Ctx {
+    pub fn is_resp3(&self) -> bool {
+        match api!(RedisModule_GetContextFlags) {
+            // SAFETY: valid context.
+            Some(f) => (unsafe { f(self.ptr) } as u32) & raw::REDISMODULE_CTX_FLAGS_RESP3 != 0,
+            None => false,
+        }
+    }
+
+    pub fn reply_ok(&self) {
+        self.reply_simple(c"OK");
+    }
+
+    pub fn reply_simple(&self, s: &CStr) {
+        if let Some(f) = api!(RedisModule_ReplyWithSimpleString) {
+            // SAFETY: valid context and NUL-terminated string.
+            unsafe { f(self.ptr, s.as_ptr()) };
+        }
+    }
+
+    /// Replies an error with exactly this text (Redis adds the leading `-`).
+    pub fn reply_error(&self, text: &str) {
+        // ReplyWithError needs a C string; error texts are short, and a NUL inside
+        // one would truncate it, so build it on the stack when it fits.
+        let mut buf = [0u8; 256];
+        let bytes = text.as_bytes();
+        let n = bytes.len().min(buf.len() - 1);
+        if let (Some(dst), Some(src)) = (buf.get_mut(..n), bytes.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        for b in buf.iter_mut().take(n) {
+            if *b == 0 || *b == b'\r' || *b == b'\n' {
+                *b = b' ';
+            }
+        }
+        if let Some(f) = api!(RedisModule_ReplyWithError) {
+            // SAFETY: buf is NUL-terminated (its last byte is never written).
+            unsafe { f(self.ptr, buf.as_ptr() as *const c_char) };
+        }
+    }
+
+    pub fn reply_wrong_arity(&self) {
+        if let Some(f) = api!(RedisModule_WrongArity) {
+            // SAFETY: valid context.
+            unsafe { f(self.ptr) };
+        }
+    }
+
+    pub fn reply_integer(&self, v: i64) {
+        if let Some(f) = api!(RedisModule_ReplyWithLongLong) {
+            // SAFETY: valid context.
+            unsafe { f(self.ptr, v as c_longlong) };
+        }
+    }
+
+    /// Integer 1/0 in RESP2, boolean in RESP3 (the server converts).
+    pub fn reply_bool(&self, b: bool) {
+        match api!(RedisModule_ReplyWithBool) {
+            // SAFETY: valid context.
+            Some(f) => unsafe {
+                f(self.ptr, b as c_int);
+            },
+            None => self.reply_integer(b as i64),
+        }
+    }
+
+    /// Null bulk in RESP2, null in RESP3.
+    pub fn reply_null(&self) {
+        if let Some(f) = api!(RedisModule_ReplyWithNull) {
+            // SAFETY: valid context.
+            unsafe { f(self.ptr) };
+        }
+    }
+
+    pub fn reply_bulk(&self, data: &[u8]) {
+        if let Some(f) = api!(RedisModule_ReplyWithStringBuffer) {
+            // SAFETY: valid context; data is readable for its length.
+            unsafe { f(self.ptr, data.as_ptr() as *const c_char, data.len()) };
+        }
+    }
+
+    pub fn reply_array(&self, len: usize) {
+        if let Some(f) = api!(RedisModule_ReplyWithArray) {
+            // SAFETY: valid context.
+            unsafe { f(self.ptr, len as c_long) };
+        }
+    }
+
+    /// An array whose length is given later with [`Ctx::set_array_len`].
+    pub fn reply_array_postponed(&self) {
+        if let Some(f) = api!(RedisModule_ReplyWithArray) {
+            // SAFETY: valid context.
+            unsafe { f(self.ptr, raw::REDISMODULE_POSTPONED_LEN as c_long) };
+        }
+    }
+
+    pub fn set_array_len(&self, len: usize) {
+        if let Some(f) = api!(RedisModule_ReplySetArrayLength) {
+            // SAFETY: valid context with a postponed array open.
+            unsafe { f(self.ptr, len as c_long) };
+        }
+    }
+
+    /// A map of `len` pairs in RESP3; a flat array of `2 * len` in RESP2.
+    pub fn reply_map(&self, len: usize) {
+        match api!(RedisModule_ReplyWithMap) {
+            // SAFETY: valid context.
+            Some(f) => unsafe {
+                f(self.ptr, len as c_long);
+            },
+            None => self.reply_array(len * 2),
+        }
+    }
+
+    /// Replicates the command exactly as received (to replicas and the AOF).
+    pub fn replicate_verbatim(&self) {
+        if let Some(f) = api!(RedisModule_ReplicateVerbatim) {
+            // SAFETY: valid context.
+            unsafe { f(self.ptr) };
+        }
+    }
+
+    /// Replicates `cmd` with byte-string arguments, before whatever else this
+    /// command replicates (the server wraps several in MULTI/EXEC).
+    pub fn replicate(&self, cmd: &CStr, key: *mut raw::RedisModuleString, args: &[&[u8]]) {
+        let (Some(create), Some(free), Some(repl)) = (
+            api!(RedisModule_CreateString),
+            api!(RedisModule_FreeString),
+            api!(RedisModule_Replicate),
+        ) else {
+            return;
+        };
+        let mut strs: [*mut raw::RedisModuleString; 8] = [std::ptr::null_mut(); 8];
+        if args.len() + 1 > strs.len() {
+            return;
+        }
+        strs[0] = key;
+        for (slot, a) in strs.iter_mut().skip(1).zip(args) {
+            // SAFETY: valid context; a is readable for its length.
+            *slot = unsafe { create(self.ptr, a.as_ptr() as *const c_char, a.len()) };
+        }
+        let n = args.len() + 1;
+        // SAFETY: "v" takes an array of n module strings and its length.
+        unsafe { repl(self.ptr, cmd.as_ptr(), c"v".as_ptr(), strs.as_mut_ptr(), n) };
+        for s in strs.iter().skip(1).take(args.len()) {
+            // SAFETY: created above, not retained by Replicate.
+            unsafe { free(self.ptr, *s) };
+        }
+    }
+}
+
+/// Logs to the server log (a null context logs as the module).
+pub fn log(ctx: *mut raw::RedisModuleCtx, level: &CStr, msg: &str) {
+    let Some(f) = api!(RedisModule_Log) else {
+        return;
+    };
+    let mut buf = Vec::with_capacity(msg.len() + 1);
+    buf.extend(msg.bytes().filter(|&b| b != 0));
+    buf.push(0);
+    // SAFETY: "%s" with a NUL-terminated buffer.
+    unsafe {
+        f(
+            ctx,
+            level.as_ptr(),
+            c"%s".as_ptr(),
+            buf.as_ptr() as *const c_char,
+        )
+    };
+}
+
+/// A registered module data type whose values are `Box<T>`.
+pub struct ModuleType<T> {
+    pub(crate) raw: std::sync::atomic::AtomicPtr<raw::RedisModuleType>,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> ModuleType<T> {
+    pub const fn new() -> Self {
+        ModuleType {
+            raw: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
+            _t: PhantomData,
+        }
+    }
+    pub fn get(&self) -> *mut raw::RedisModuleType {
+        self.raw.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// What a key holds, from the point of view of one filter type.
+pub enum Lookup<'k, T> {
+    Missing,
+    WrongType,
+    Found(&'k mut T),
+}
+
+/// An open key, closed on drop.
+pub struct Key {
+    ptr: *mut raw::RedisModuleKey,
+}
+
+impl Key {
+    /// Opens `name` for reading, or for reading and writing.
+    pub fn open(ctx: Ctx, name: *mut raw::RedisModuleString, write: bool) -> Key {
+        let mode = if write {
+            raw::REDISMODULE_READ | raw::REDISMODULE_WRITE
+        } else {
+            raw::REDISMODULE_READ
+        };
+        let ptr = match api!(RedisModule_OpenKey) {
+            // SAFETY: valid context and key name.
+            Some(f) => unsafe { f(ctx.ptr, name, mode as c_int) },
+            None => std::ptr::null_mut(),
+        } as *mut raw::RedisModuleKey;
+        Key { ptr }
+    }
+
+    /// Classifies the key for filter type `ty`.
+    pub fn lookup<'k, T>(&'k mut self, ty: &ModuleType<T>) -> Lookup<'k, T> {
+        if self.ptr.is_null() {
+            return Lookup::Missing;
+        }
+        let (Some(key_type), Some(get_type), Some(get_value)) = (
+            api!(RedisModule_KeyType),
+            api!(RedisModule_ModuleTypeGetType),
+            api!(RedisModule_ModuleTypeGetValue),
+        ) else {
+            return Lookup::WrongType;
+        };
+        // SAFETY: open key.
+        let kt = unsafe { key_type(self.ptr) } as isize;
+        if kt == raw::REDISMODULE_KEYTYPE_EMPTY {
+            return Lookup::Missing;
+        }
+        // SAFETY: open key.
+        if kt != raw::REDISMODULE_KEYTYPE_MODULE || unsafe { get_type(self.ptr) } != ty.get() {
+            return Lookup::WrongType;
+        }
+        // SAFETY: the value of a key of our type is a Box<T> we stored.
+        let v = unsafe { get_value(self.ptr) } as *mut T;
+        match unsafe { v.as_mut() } {
+            Some(v) => Lookup::Found(v),
+            None => Lookup::WrongType,
+        }
+    }
+
+    /// Stores `value` in an empty key opened for writing; on failure the value is
+    /// dropped and false returned.
+    pub fn set<T>(&mut self, ty: &ModuleType<T>, value: Box<T>) -> bool {
+        let Some(f) = api!(RedisModule_ModuleTypeSetValue) else {
+            return false;
+        };
+        if self.ptr.is_null() {
+            return false;
+        }
+        let p = Box::into_raw(value);
+        // SAFETY: open writable key; ownership passes to Redis on success.
+        let ok = unsafe { f(self.ptr, ty.get(), p as *mut c_void) } == raw::REDISMODULE_OK as c_int;
+        if !ok {
+            // SAFETY: Redis did not take ownership.
+            drop(unsafe { Box::from_raw(p) });
+        }
+        ok
+    }
+}
+
+impl Drop for Key {
+    fn drop(&mut self) {
+        if self.ptr.is_null() {
+            return;
+        }
+        if let Some(f) = api!(RedisModule_CloseKey) {
+            // SAFETY: opened by us, closed once.
+            unsafe { f(self.ptr) };
+        }
+    }
+}

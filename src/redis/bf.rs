@@ -1,0 +1,383 @@
+//! BF.* command handlers: parse (crate::cmd::bf) -> core (crate::core::bloom) ->
+//! reply. Every handler returns `Err(CmdError)` for an error reply; the command
+//! trampoline (crate::redis::commands) sends it.
+
+use super::api::{Args, Ctx, Key, Lookup};
+use super::config::{bloom_defaults, bloom_limits};
+use super::types::BLOOM;
+use crate::cmd::bf::{format_g, parse_insert, parse_reserve, CreateParams, InfoField};
+use crate::cmd::errors::{self as e, bloom as map_err, CmdError, Op};
+use crate::cmd::parse::{parse_i64, ArgList};
+use crate::core::bloom::{BloomChain, BloomError};
+use crate::core::hash::ItemHash;
+
+pub type CmdResult = Result<(), CmdError>;
+
+impl<'a> ArgList<'a> for Args<'a> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn arg(&self, i: usize) -> Option<&'a [u8]> {
+        (i < self.len()).then(|| self.bytes(i))
+    }
+}
+
+fn key_name(args: &Args) -> Result<*mut redis_module::raw::RedisModuleString, CmdError> {
+    args.raw(1).ok_or(CmdError::WrongArity)
+}
+
+/// What a key holds, without keeping it borrowed.
+enum State {
+    Missing,
+    WrongType,
+    Found,
+}
+
+fn state(key: &mut Key) -> State {
+    match key.lookup(&BLOOM) {
+        Lookup::Missing => State::Missing,
+        Lookup::WrongType => State::WrongType,
+        Lookup::Found(_) => State::Found,
+    }
+}
+
+fn found<'k>(key: &'k mut Key) -> Result<&'k mut BloomChain, CmdError> {
+    match key.lookup(&BLOOM) {
+        Lookup::Found(c) => Ok(c),
+        Lookup::Missing => Err(e::NOT_FOUND.into()),
+        Lookup::WrongType => Err(e::WRONG_TYPE.into()),
+    }
+}
+
+/// Creates a filter in a missing key.
+fn create(key: &mut Key, p: &CreateParams) -> CmdResult {
+    let chain = BloomChain::new(p.capacity, p.error, p.expansion, &bloom_limits())
+        .map_err(|err| map_err(Op::Create, &err))?;
+    if key.set(&BLOOM, Box::new(chain)) {
+        Ok(())
+    } else {
+        Err(e::BF_COULD_NOT_CREATE.into())
+    }
+}
+
+/// Replicates the creation of a filter with every parameter spelled out, so a
+/// replica (or the AOF) builds the same filter whatever its own defaults are.
+fn replicate_reserve(ctx: Ctx, key: *mut redis_module::raw::RedisModuleString, p: &CreateParams) {
+    let error = format!("{}", p.error);
+    let capacity = p.capacity.to_string();
+    if p.expansion == 0 {
+        ctx.replicate(
+            c"BF.RESERVE",
+            key,
+            &[error.as_bytes(), capacity.as_bytes(), b"NONSCALING"],
+        );
+    } else {
+        let expansion = p.expansion.to_string();
+        ctx.replicate(
+            c"BF.RESERVE",
+            key,
+            &[
+                error.as_bytes(),
+                capacity.as_bytes(),
+                b"EXPANSION",
+                expansion.as_bytes(),
+            ],
+        );
+    }
+}
+
+/// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
+pub fn reserve(ctx: Ctx, args: Args) -> CmdResult {
+    let p = parse_reserve(&args, &bloom_defaults())?;
+    let mut key = Key::open(ctx, key_name(&args)?, true);
+    match state(&mut key) {
+        State::Missing => {}
+        State::WrongType => return Err(e::WRONG_TYPE.into()),
+        State::Found => return Err(e::ITEM_EXISTS.into()),
+    }
+    create(&mut key, &p)?;
+    ctx.replicate_verbatim();
+    ctx.reply_ok();
+    Ok(())
+}
+
+/// How an add command replies.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// BF.ADD: one boolean, or an error reply.
+    Single,
+    /// BF.MADD / BF.INSERT: an array; errors are elements; "full" stops it.
+    Array,
+}
+
+/// The add path shared by BF.ADD, BF.MADD and BF.INSERT.
+fn add_items(
+    ctx: Ctx,
+    args: Args,
+    items_from: usize,
+    create_with: Option<CreateParams>,
+    shape: Shape,
+) -> CmdResult {
+    let name = key_name(&args)?;
+    let mut key = Key::open(ctx, name, true);
+    let created = match (state(&mut key), create_with) {
+        (State::WrongType, _) => return Err(e::WRONG_TYPE.into()),
+        (State::Found, _) => None,
+        (State::Missing, None) => return Err(e::NOT_FOUND.into()),
+        (State::Missing, Some(p)) => {
+            create(&mut key, &p)?;
+            Some(p)
+        }
+    };
+    let chain = found(&mut key)?;
+    let limits = bloom_limits();
+    let mut changed = false;
+    match shape {
+        Shape::Single => {
+            let h = ItemHash::of(args.bytes(items_from));
+            let r = chain.add(&h, &limits);
+            changed = matches!(r, Ok(true));
+            replicate_add(ctx, name, created, changed);
+            let added = r.map_err(|err| map_err(Op::Insert, &err))?;
+            ctx.reply_bool(added);
+        }
+        Shape::Array => {
+            ctx.reply_array_postponed();
+            let mut replied = 0;
+            for item in args.iter_from(items_from) {
+                replied += 1;
+                match chain.add(&ItemHash::of(item), &limits) {
+                    Ok(added) => {
+                        changed |= added;
+                        ctx.reply_bool(added);
+                    }
+                    Err(err) => {
+                        ctx.reply_error(map_err(Op::Insert, &err).text());
+                        if err == BloomError::Full {
+                            break;
+                        }
+                    }
+                }
+            }
+            ctx.set_array_len(replied);
+            replicate_add(ctx, name, created, changed);
+        }
+    }
+    Ok(())
+}
+
+/// Replicates an add: the explicit creation first if the command created the
+/// filter, then the command itself if it changed anything.
+fn replicate_add(
+    ctx: Ctx,
+    name: *mut redis_module::raw::RedisModuleString,
+    created: Option<CreateParams>,
+    changed: bool,
+) {
+    if let Some(p) = created {
+        replicate_reserve(ctx, name, &p);
+    }
+    if changed {
+        ctx.replicate_verbatim();
+    }
+}
+
+/// BF.ADD key item
+pub fn add(ctx: Ctx, args: Args) -> CmdResult {
+    if args.len() != 3 {
+        return Err(CmdError::WrongArity);
+    }
+    add_items(ctx, args, 2, Some(create_defaults()), Shape::Single)
+}
+
+/// BF.MADD key item [item ...]
+pub fn madd(ctx: Ctx, args: Args) -> CmdResult {
+    if args.len() < 3 {
+        return Err(CmdError::WrongArity);
+    }
+    add_items(ctx, args, 2, Some(create_defaults()), Shape::Array)
+}
+
+fn create_defaults() -> CreateParams {
+    let d = bloom_defaults();
+    CreateParams {
+        error: d.error,
+        capacity: d.capacity,
+        expansion: d.expansion,
+    }
+}
+
+/// BF.INSERT key [CAPACITY cap] [ERROR err] [EXPANSION exp] [NOCREATE]
+/// [NONSCALING] ITEMS item [item ...]
+pub fn insert(ctx: Ctx, args: Args) -> CmdResult {
+    let a = parse_insert(&args, &bloom_defaults())?;
+    add_items(ctx, args, a.items_from, a.create, Shape::Array)
+}
+
+/// Missing key or wrong type: "not present" (spec 2.1).
+fn read_only<'k>(key: &'k mut Key) -> Option<&'k BloomChain> {
+    match key.lookup(&BLOOM) {
+        Lookup::Found(c) => Some(c),
+        _ => None,
+    }
+}
+
+/// BF.EXISTS key item
+pub fn exists(ctx: Ctx, args: Args) -> CmdResult {
+    if args.len() != 3 {
+        return Err(CmdError::WrongArity);
+    }
+    let mut key = Key::open(ctx, key_name(&args)?, false);
+    let present = read_only(&mut key).is_some_and(|c| c.contains(&ItemHash::of(args.bytes(2))));
+    ctx.reply_bool(present);
+    Ok(())
+}
+
+/// BF.MEXISTS key item [item ...]
+pub fn mexists(ctx: Ctx, args: Args) -> CmdResult {
+    if args.len() < 3 {
+        return Err(CmdError::WrongArity);
+    }
+    let mut key = Key::open(ctx, key_name(&args)?, false);
+    let chain = read_only(&mut key);
+    ctx.reply_array(args.len() - 2);
+    for item in args.iter_from(2) {
+        ctx.reply_bool(chain.is_some_and(|c| c.contains(&ItemHash::of(item))));
+    }
+    Ok(())
+}
+
+fn info_value(ctx: Ctx, c: &BloomChain, f: InfoField) {
+    match f {
+        InfoField::Capacity => ctx.reply_integer(c.capacity() as i64),
+        InfoField::Size => ctx.reply_integer(c.mem_usage() as i64),
+        InfoField::Filters => ctx.reply_integer(c.links().len() as i64),
+        InfoField::Items => ctx.reply_integer(c.items() as i64),
+        InfoField::Expansion => match c.expansion() {
+            Some(x) => ctx.reply_integer(i64::from(x)),
+            None => ctx.reply_null(),
+        },
+    }
+}
+
+/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]
+pub fn info(ctx: Ctx, args: Args) -> CmdResult {
+    if !(2..=3).contains(&args.len()) {
+        return Err(CmdError::WrongArity);
+    }
+    let mut key = Key::open(ctx, key_name(&args)?, false);
+    let c = found(&mut key)?;
+    if args.len() == 3 {
+        let f = InfoField::parse(args.bytes(2))?;
+        if ctx.is_resp3() {
+            ctx.reply_map(1);
+            ctx.reply_simple(f.label());
+        } else {
+            ctx.reply_array(1);
+        }
+        info_value(ctx, c, f);
+        return Ok(());
+    }
+    ctx.reply_map(InfoField::ALL.len());
+    for f in InfoField::ALL {
+        ctx.reply_simple(f.label());
+        info_value(ctx, c, f);
+    }
+    Ok(())
+}
+
+/// BF.CARD key
+pub fn card(ctx: Ctx, args: Args) -> CmdResult {
+    if args.len() != 2 {
+        return Err(CmdError::WrongArity);
+    }
+    let mut key = Key::open(ctx, key_name(&args)?, false);
+    let items = match key.lookup(&BLOOM) {
+        Lookup::Found(c) => c.items(),
+        Lookup::Missing => 0,
+        Lookup::WrongType => return Err(e::WRONG_TYPE.into()),
+    };
+    ctx.reply_integer(items as i64);
+    Ok(())
+}
+
+/// BF.SCANDUMP key iterator
+pub fn scandump(ctx: Ctx, args: Args) -> CmdResult {
+    if args.len() != 3 {
+        return Err(CmdError::WrongArity);
+    }
+    let mut key = Key::open(ctx, key_name(&args)?, false);
+    let c = found(&mut key)?;
+    let iter = parse_i64(args.bytes(2)).ok_or(e::SCANDUMP_NOT_NUMERIC)?;
+    ctx.reply_array(2);
+    if iter == 0 {
+        ctx.reply_integer(1);
+        ctx.reply_bulk(&c.encode_header());
+        return Ok(());
+    }
+    match c.scandump_chunk(iter) {
+        Some((next, data)) => {
+            ctx.reply_integer(next);
+            ctx.reply_bulk(data);
+        }
+        None => {
+            ctx.reply_integer(0);
+            ctx.reply_bulk(b"");
+        }
+    }
+    Ok(())
+}
+
+/// BF.LOADCHUNK key iterator data
+pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
+    if args.len() != 4 {
+        return Err(CmdError::WrongArity);
+    }
+    let iter = parse_i64(args.bytes(2)).ok_or(e::LOADCHUNK_NOT_NUMERIC)?;
+    let data = args.bytes(3);
+    let mut key = Key::open(ctx, key_name(&args)?, true);
+    match state(&mut key) {
+        State::WrongType => return Err(e::WRONG_TYPE.into()),
+        State::Missing if iter == 1 => {
+            let chain = BloomChain::from_header(data, &bloom_limits())
+                .map_err(|err| map_err(Op::Load, &err))?;
+            if !key.set(&BLOOM, Box::new(chain)) {
+                return Err(e::BAD_DATA.into());
+            }
+        }
+        State::Missing => return Err(e::NOT_FOUND.into()),
+        State::Found => {
+            found(&mut key)?
+                .load_chunk(iter, data)
+                .map_err(|err| map_err(Op::Load, &err))?;
+        }
+    }
+    ctx.replicate_verbatim();
+    ctx.reply_ok();
+    Ok(())
+}
+
+/// BF.DEBUG key
+pub fn debug(ctx: Ctx, args: Args) -> CmdResult {
+    if args.len() != 2 {
+        return Err(CmdError::WrongArity);
+    }
+    let mut key = Key::open(ctx, key_name(&args)?, false);
+    let c = found(&mut key)?;
+    ctx.reply_array(1 + c.links().len());
+    ctx.reply_bulk(format!("size:{}", c.items()).as_bytes());
+    for l in c.links() {
+        let s = l.shape();
+        let line = format!(
+            "bytes:{} bits:{} hashes:{} hashwidth:64 capacity:{} size:{} ratio:{}",
+            s.bytes(),
+            s.bits,
+            s.hashes,
+            s.entries,
+            l.items(),
+            format_g(s.error)
+        );
+        ctx.reply_bulk(line.as_bytes());
+    }
+    Ok(())
+}

@@ -1,0 +1,449 @@
+//! Command registration: one table with each command's handler, flags, arity,
+//! key spec and documentation (spec 9.2-9.3), applied with
+//! `RedisModule_CreateCommand` + `RedisModule_SetCommandInfo` so that COMMAND
+//! INFO/DOCS describe every command and read commands' keys are read-only.
+//!
+//! Every command enters through a trampoline that runs its handler under
+//! [`guard`]: a panic becomes an error reply and a log line, never an abort.
+
+use std::ffi::{c_int, CStr};
+use std::ptr::null_mut;
+
+use redis_module::raw;
+
+use super::api::{api, Args, Ctx};
+use super::bf;
+use super::guard::guard;
+use crate::cmd::CmdError;
+
+type Handler = fn(Ctx, Args) -> Result<(), CmdError>;
+type RawCmd =
+    extern "C" fn(*mut raw::RedisModuleCtx, *mut *mut raw::RedisModuleString, c_int) -> c_int;
+
+/// Runs a handler and sends its error, if any.
+fn run(
+    ctx: *mut raw::RedisModuleCtx,
+    argv: *mut *mut raw::RedisModuleString,
+    argc: c_int,
+    h: Handler,
+) -> c_int {
+    let c = Ctx { ptr: ctx };
+    // SAFETY: Redis passes argc valid strings that outlive the call.
+    let args = unsafe { Args::from_raw(argv, argc) };
+    let name = String::from_utf8_lossy(args.bytes(0)).into_owned();
+    let result = guard(&name, Err(CmdError::Text(INTERNAL_ERROR)), || h(c, args));
+    match result {
+        Ok(()) => {}
+        Err(CmdError::WrongArity) => c.reply_wrong_arity(),
+        Err(e) => c.reply_error(e.text()),
+    }
+    raw::REDISMODULE_OK as c_int
+}
+
+const INTERNAL_ERROR: &str = "ERR ferrobloom internal error (details in the server log)";
+
+macro_rules! trampoline {
+    ($name:ident, $handler:path) => {
+        extern "C" fn $name(
+            ctx: *mut raw::RedisModuleCtx,
+            argv: *mut *mut raw::RedisModuleString,
+            argc: c_int,
+        ) -> c_int {
+            run(ctx, argv, argc, $handler)
+        }
+    };
+}
+
+trampoline!(bf_reserve, bf::reserve);
+trampoline!(bf_add, bf::add);
+trampoline!(bf_madd, bf::madd);
+trampoline!(bf_insert, bf::insert);
+trampoline!(bf_exists, bf::exists);
+trampoline!(bf_mexists, bf::mexists);
+trampoline!(bf_info, bf::info);
+trampoline!(bf_card, bf::card);
+trampoline!(bf_scandump, bf::scandump);
+trampoline!(bf_loadchunk, bf::loadchunk);
+trampoline!(bf_debug, bf::debug);
+
+/// How a command uses its key (key spec flags).
+#[derive(Clone, Copy)]
+enum Access {
+    Read,
+    Update,
+    Create,
+}
+
+/// One documented argument (COMMAND DOCS).
+struct Arg {
+    name: &'static CStr,
+    kind: raw::RedisModuleCommandArgType,
+    token: Option<&'static CStr>,
+    flags: u32,
+    sub: &'static [Arg],
+}
+
+const fn arg(name: &'static CStr, kind: raw::RedisModuleCommandArgType) -> Arg {
+    Arg {
+        name,
+        kind,
+        token: None,
+        flags: 0,
+        sub: &[],
+    }
+}
+const KEY: Arg = Arg {
+    name: c"key",
+    kind: raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY,
+    token: None,
+    flags: 0,
+    sub: &[],
+};
+const STRING: raw::RedisModuleCommandArgType =
+    raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING;
+const INTEGER: raw::RedisModuleCommandArgType =
+    raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_INTEGER;
+const DOUBLE: raw::RedisModuleCommandArgType =
+    raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_DOUBLE;
+const TOKEN: raw::RedisModuleCommandArgType =
+    raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_PURE_TOKEN;
+const BLOCK: raw::RedisModuleCommandArgType =
+    raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_BLOCK;
+const ONEOF: raw::RedisModuleCommandArgType =
+    raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_ONEOF;
+const OPTIONAL: u32 = raw::REDISMODULE_CMD_ARG_OPTIONAL;
+const MULTIPLE: u32 = raw::REDISMODULE_CMD_ARG_MULTIPLE;
+
+const fn token(name: &'static CStr, tok: &'static CStr) -> Arg {
+    Arg {
+        name,
+        kind: TOKEN,
+        token: Some(tok),
+        flags: OPTIONAL,
+        sub: &[],
+    }
+}
+/// An optional `TOKEN value` block.
+const fn option(name: &'static CStr, tok: &'static CStr, value: &'static [Arg]) -> Arg {
+    Arg {
+        name,
+        kind: BLOCK,
+        token: Some(tok),
+        flags: OPTIONAL,
+        sub: value,
+    }
+}
+const ITEM: Arg = arg(c"item", STRING);
+const ITEMS: Arg = Arg {
+    flags: MULTIPLE,
+    ..ITEM
+};
+const ITERATOR: Arg = arg(c"iterator", INTEGER);
+
+struct Spec {
+    name: &'static CStr,
+    func: RawCmd,
+    flags: &'static CStr,
+    arity: c_int,
+    access: Access,
+    summary: &'static CStr,
+    complexity: &'static CStr,
+    since: &'static CStr,
+    tips: Option<&'static CStr>,
+    args: &'static [Arg],
+}
+
+const O_K: &CStr = c"O(k), where k is the number of hash functions used by the last sub-filter";
+const O_KN: &CStr =
+    c"O(k * n), where k is the number of hash functions and n is the number of items";
+const O_N_CAP: &CStr = c"O(n), where n is the capacity";
+const BF_MADD_SUMMARY: &CStr =
+    c"Adds one or more items to a Bloom Filter. A filter will be created if it does not exist";
+
+static SPECS: &[Spec] = &[
+    Spec {
+        name: c"bf.reserve",
+        func: bf_reserve,
+        flags: c"write deny-oom",
+        arity: -4,
+        access: Access::Create,
+        summary: c"Creates a new Bloom Filter",
+        complexity: c"O(1)",
+        since: c"1.0.0",
+        tips: None,
+        args: &[
+            KEY,
+            arg(c"error_rate", DOUBLE),
+            arg(c"capacity", INTEGER),
+            option(c"expansion", c"EXPANSION", &[arg(c"expansion", INTEGER)]),
+            token(c"nonscaling", c"NONSCALING"),
+        ],
+    },
+    Spec {
+        name: c"bf.add",
+        func: bf_add,
+        flags: c"write deny-oom",
+        arity: 3,
+        access: Access::Update,
+        summary: c"Adds an item to a Bloom Filter",
+        complexity: O_K,
+        since: c"1.0.0",
+        tips: None,
+        args: &[KEY, ITEM],
+    },
+    Spec {
+        name: c"bf.madd",
+        func: bf_madd,
+        flags: c"write deny-oom",
+        arity: -3,
+        access: Access::Update,
+        summary: BF_MADD_SUMMARY,
+        complexity: O_KN,
+        since: c"1.0.0",
+        tips: None,
+        args: &[KEY, ITEMS],
+    },
+    Spec {
+        name: c"bf.insert",
+        func: bf_insert,
+        flags: c"write deny-oom",
+        arity: -4,
+        access: Access::Update,
+        summary: BF_MADD_SUMMARY,
+        complexity: O_KN,
+        since: c"1.0.0",
+        tips: None,
+        args: &[
+            KEY,
+            option(c"capacity", c"CAPACITY", &[arg(c"capacity", INTEGER)]),
+            option(c"error", c"ERROR", &[arg(c"error", DOUBLE)]),
+            option(c"expansion", c"EXPANSION", &[arg(c"expansion", INTEGER)]),
+            token(c"nocreate", c"NOCREATE"),
+            token(c"nonscaling", c"NONSCALING"),
+            Arg {
+                flags: 0,
+                ..token(c"items", c"ITEMS")
+            },
+            ITEMS,
+        ],
+    },
+    Spec {
+        name: c"bf.exists",
+        func: bf_exists,
+        flags: c"readonly fast",
+        arity: 3,
+        access: Access::Read,
+        summary: c"Checks whether an item exists in a Bloom Filter",
+        complexity: O_K,
+        since: c"1.0.0",
+        tips: None,
+        args: &[KEY, ITEM],
+    },
+    Spec {
+        name: c"bf.mexists",
+        func: bf_mexists,
+        flags: c"readonly fast",
+        arity: -3,
+        access: Access::Read,
+        summary: c"Checks whether one or more items exist in a Bloom Filter",
+        complexity: O_KN,
+        since: c"1.0.0",
+        tips: None,
+        args: &[KEY, ITEMS],
+    },
+    Spec {
+        name: c"bf.info",
+        func: bf_info,
+        flags: c"readonly fast",
+        arity: -2,
+        access: Access::Read,
+        summary: c"Returns information about a Bloom Filter",
+        complexity: c"O(1)",
+        since: c"1.0.0",
+        tips: Some(c"nondeterministic_output"),
+        args: &[
+            KEY,
+            Arg {
+                name: c"single_value",
+                kind: ONEOF,
+                token: None,
+                flags: OPTIONAL,
+                sub: &[
+                    Arg {
+                        flags: 0,
+                        ..token(c"capacity", c"CAPACITY")
+                    },
+                    Arg {
+                        flags: 0,
+                        ..token(c"size", c"SIZE")
+                    },
+                    Arg {
+                        flags: 0,
+                        ..token(c"filters", c"FILTERS")
+                    },
+                    Arg {
+                        flags: 0,
+                        ..token(c"items", c"ITEMS")
+                    },
+                    Arg {
+                        flags: 0,
+                        ..token(c"expansion", c"EXPANSION")
+                    },
+                ],
+            },
+        ],
+    },
+    Spec {
+        name: c"bf.card",
+        func: bf_card,
+        flags: c"readonly fast",
+        arity: 2,
+        access: Access::Read,
+        summary: c"Returns the cardinality of a Bloom filter",
+        complexity: c"O(1)",
+        since: c"2.4.4",
+        tips: None,
+        args: &[KEY],
+    },
+    Spec {
+        name: c"bf.scandump",
+        func: bf_scandump,
+        flags: c"readonly",
+        arity: 3,
+        access: Access::Read,
+        summary: c"Begins an incremental save of the bloom filter",
+        complexity: O_N_CAP,
+        since: c"1.0.0",
+        tips: Some(c"nondeterministic_output"),
+        args: &[KEY, ITERATOR],
+    },
+    Spec {
+        name: c"bf.loadchunk",
+        func: bf_loadchunk,
+        flags: c"write deny-oom",
+        arity: 4,
+        access: Access::Create,
+        summary: c"Restores a filter previously saved using SCANDUMP",
+        complexity: O_N_CAP,
+        since: c"1.0.0",
+        tips: None,
+        args: &[KEY, ITERATOR, arg(c"data", STRING)],
+    },
+    Spec {
+        name: c"bf.debug",
+        func: bf_debug,
+        flags: c"readonly fast",
+        arity: 2,
+        access: Access::Read,
+        summary: c"Shows the layout of a Bloom filter's sub-filters (undocumented in RedisBloom)",
+        complexity: c"O(n), where n is the number of sub-filters",
+        since: c"1.0.0",
+        tips: Some(c"nondeterministic_output"),
+        args: &[KEY],
+    },
+];
+
+/// Builds a zero-terminated, leaked array of command args (Redis keeps
+/// pointers into it for the server's lifetime).
+fn build_args(defs: &[Arg]) -> *mut raw::RedisModuleCommandArg {
+    let mut v: Vec<raw::RedisModuleCommandArg> = Vec::with_capacity(defs.len() + 1);
+    for d in defs {
+        // SAFETY: an all-zero RedisModuleCommandArg is valid (null pointers, 0s).
+        let mut a: raw::RedisModuleCommandArg = unsafe { std::mem::zeroed() };
+        a.name = d.name.as_ptr();
+        a.type_ = d.kind;
+        a.key_spec_index = if d.kind == raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY {
+            0
+        } else {
+            -1
+        };
+        a.token = d.token.map_or(std::ptr::null(), |t| t.as_ptr());
+        a.flags = d.flags as c_int;
+        a.subargs = if d.sub.is_empty() {
+            null_mut()
+        } else {
+            build_args(d.sub)
+        };
+        v.push(a);
+    }
+    // SAFETY: the terminator is all zeros.
+    v.push(unsafe { std::mem::zeroed() });
+    Box::leak(v.into_boxed_slice()).as_mut_ptr()
+}
+
+fn key_specs(access: Access) -> *mut raw::RedisModuleCommandKeySpec {
+    let flags = match access {
+        Access::Read => raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS,
+        Access::Update => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE,
+        Access::Create => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_INSERT,
+    };
+    // SAFETY: all-zero key specs are valid; the second one terminates the array.
+    let mut specs: [raw::RedisModuleCommandKeySpec; 2] = unsafe { std::mem::zeroed() };
+    specs[0].flags = u64::from(flags);
+    specs[0].begin_search_type = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
+    specs[0].bs.index.pos = 1;
+    specs[0].find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
+    specs[0].fk.range.lastkey = 0;
+    specs[0].fk.range.keystep = 1;
+    specs[0].fk.range.limit = 0;
+    Box::leak(Box::new(specs)).as_mut_ptr()
+}
+
+static INFO_VERSION: raw::RedisModuleCommandInfoVersion = raw::RedisModuleCommandInfoVersion {
+    version: 1,
+    sizeof_historyentry: std::mem::size_of::<raw::RedisModuleCommandHistoryEntry>(),
+    sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
+    sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
+};
+
+/// Registers every command (called from OnLoad).
+pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
+    let (Some(create), Some(get), Some(set_info)) = (
+        api!(RedisModule_CreateCommand),
+        api!(RedisModule_GetCommand),
+        api!(RedisModule_SetCommandInfo),
+    ) else {
+        return Err("this Redis lacks the command API of 7.0".into());
+    };
+    for s in SPECS {
+        // SAFETY: valid load context, static NUL-terminated strings.
+        let rc = unsafe {
+            create(
+                ctx,
+                s.name.as_ptr(),
+                Some(s.func),
+                s.flags.as_ptr(),
+                1,
+                1,
+                1,
+            )
+        };
+        if rc != raw::REDISMODULE_OK as c_int {
+            return Err(format!("could not register {}", s.name.to_string_lossy()));
+        }
+        // SAFETY: the command was just created.
+        let cmd = unsafe { get(ctx, s.name.as_ptr()) };
+        if cmd.is_null() {
+            return Err(format!("could not find {}", s.name.to_string_lossy()));
+        }
+        let info = Box::leak(Box::new(raw::RedisModuleCommandInfo {
+            version: &INFO_VERSION,
+            summary: s.summary.as_ptr(),
+            complexity: s.complexity.as_ptr(),
+            since: s.since.as_ptr(),
+            history: null_mut(),
+            tips: s.tips.map_or(std::ptr::null(), |t| t.as_ptr()),
+            arity: s.arity,
+            key_specs: key_specs(s.access),
+            args: build_args(s.args),
+        }));
+        // SAFETY: a complete, leaked (hence 'static) command info.
+        if unsafe { set_info(cmd, info) } != raw::REDISMODULE_OK as c_int {
+            return Err(format!(
+                "could not set command info of {}",
+                s.name.to_string_lossy()
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,350 @@
+//! Module configuration: load-time arguments and run-time configs.
+//!
+//! Redis 7.0 names module configs `<module>.<name>`, so RedisBloom 8's
+//! `bf-error-rate` is `bf.bf-error-rate` here (CONFIG GET/SET, or a line in
+//! redis.conf after `loadmodule`). Load-time arguments are RedisBloom's:
+//! `ERROR_RATE`, `INITIAL_SIZE`, `CF_MAX_EXPANSIONS` or their 8.x names, in pairs,
+//! case-insensitive; they set the initial values of the configs. Anything else
+//! (an unknown name, an odd count, a bad or out-of-range value) refuses the load:
+//! unlike CONFIG SET, module arguments bypass the server's range checks.
+
+use std::ffi::{c_char, c_int, c_longlong, c_void, CStr};
+use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, Ordering::Relaxed};
+
+use redis_module::raw;
+
+use super::api::{api, log, str_bytes};
+use crate::cmd::bf::{BloomDefaults, MAX_ERROR_RATE};
+use crate::cmd::parse::{parse_f64, parse_i64};
+use crate::core::bloom::{Limits, MAX_CAPACITY, MAX_EXPANSION, MAX_LINKS_CEILING};
+
+/// A numeric config: its value and its Redis-enforced range.
+pub struct Numeric {
+    pub name: &'static CStr,
+    value: AtomicI64,
+    min: i64,
+    max: i64,
+    memory: bool,
+}
+
+impl Numeric {
+    const fn new(name: &'static CStr, default: i64, min: i64, max: i64) -> Self {
+        Numeric {
+            name,
+            value: AtomicI64::new(default),
+            min,
+            max,
+            memory: false,
+        }
+    }
+    pub fn get(&self) -> i64 {
+        self.value.load(Relaxed)
+    }
+    fn set(&self, v: i64) {
+        self.value.store(v, Relaxed);
+    }
+}
+
+pub static BF_INITIAL_SIZE: Numeric = Numeric::new(c"bf-initial-size", 100, 1, MAX_CAPACITY as i64);
+pub static BF_EXPANSION: Numeric = Numeric::new(c"bf-expansion-factor", 2, 0, MAX_EXPANSION as i64);
+pub static BF_MAX_LINKS: Numeric = Numeric::new(c"bf-max-links", 64, 1, MAX_LINKS_CEILING as i64);
+pub static CF_BUCKET_SIZE: Numeric = Numeric::new(c"cf-bucket-size", 2, 1, 255);
+pub static CF_INITIAL_SIZE: Numeric =
+    Numeric::new(c"cf-initial-size", 1024, 4, MAX_CAPACITY as i64);
+pub static CF_MAX_ITERATIONS: Numeric = Numeric::new(c"cf-max-iterations", 20, 1, 65535);
+pub static CF_EXPANSION: Numeric = Numeric::new(c"cf-expansion-factor", 1, 0, MAX_EXPANSION as i64);
+pub static CF_MAX_EXPANSIONS: Numeric = Numeric::new(c"cf-max-expansions", 32, 1, 65536);
+/// Per-filter memory cap in bytes (a memory config: accepts `4gb` and the like).
+pub static MAX_FILTER_MEMORY: Numeric = Numeric {
+    memory: true,
+    ..Numeric::new(c"max-filter-memory", 4 << 30, 4096, i64::MAX)
+};
+
+static NUMERICS: [&Numeric; 9] = [
+    &BF_INITIAL_SIZE,
+    &BF_EXPANSION,
+    &BF_MAX_LINKS,
+    &CF_BUCKET_SIZE,
+    &CF_INITIAL_SIZE,
+    &CF_MAX_ITERATIONS,
+    &CF_EXPANSION,
+    &CF_MAX_EXPANSIONS,
+    &MAX_FILTER_MEMORY,
+];
+
+/// `bf-error-rate`: a string config (module configs have no floating type).
+static BF_ERROR_RATE: AtomicU64 = AtomicU64::new(0x3F847AE147AE147B); // 0.01
+const BF_ERROR_RATE_NAME: &CStr = c"bf-error-rate";
+/// The string CONFIG GET shows; owned by us (Redis copies it).
+static BF_ERROR_RATE_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(std::ptr::null_mut());
+
+pub fn bf_error_rate() -> f64 {
+    f64::from_bits(BF_ERROR_RATE.load(Relaxed))
+}
+
+/// Defaults for BF commands that do not say.
+pub fn bloom_defaults() -> BloomDefaults {
+    BloomDefaults {
+        error: bf_error_rate(),
+        capacity: BF_INITIAL_SIZE.get() as u64,
+        expansion: BF_EXPANSION.get() as u32,
+    }
+}
+
+/// Bounds for Bloom filters.
+pub fn bloom_limits() -> Limits {
+    Limits {
+        max_bytes: MAX_FILTER_MEMORY.get() as u64,
+        max_links: BF_MAX_LINKS.get() as u32,
+    }
+}
+
+/// Parses and validates an error rate for the config (the 0.25 clamp applies).
+fn parse_error_rate(b: &[u8]) -> Option<f64> {
+    parse_f64(b)
+        .filter(|v| *v > 0.0 && *v < 1.0)
+        .map(|v| v.min(MAX_ERROR_RATE))
+}
+
+fn store_error_rate(v: f64) {
+    BF_ERROR_RATE.store(v.to_bits(), Relaxed);
+    let text = format!("{v}");
+    if let (Some(create), Some(free)) =
+        (api!(RedisModule_CreateString), api!(RedisModule_FreeString))
+    {
+        // SAFETY: a null context creates a string we own.
+        let s = unsafe {
+            create(
+                std::ptr::null_mut(),
+                text.as_ptr() as *const c_char,
+                text.len(),
+            )
+        };
+        let old = BF_ERROR_RATE_STR.swap(s, Relaxed);
+        if !old.is_null() {
+            // SAFETY: created by us above, no longer referenced.
+            unsafe { free(std::ptr::null_mut(), old) };
+        }
+    }
+}
+
+fn config_error(err: *mut *mut raw::RedisModuleString, msg: &str) -> c_int {
+    if !err.is_null() {
+        if let Some(create) = api!(RedisModule_CreateString) {
+            // SAFETY: Redis takes ownership of the error string.
+            unsafe {
+                *err = create(
+                    std::ptr::null_mut(),
+                    msg.as_ptr() as *const c_char,
+                    msg.len(),
+                )
+            };
+        }
+    }
+    raw::REDISMODULE_ERR as c_int
+}
+
+extern "C" fn get_numeric(_name: *const c_char, privdata: *mut c_void) -> c_longlong {
+    // SAFETY: privdata is one of the static Numerics.
+    match unsafe { (privdata as *const Numeric).as_ref() } {
+        Some(n) => n.get(),
+        None => 0,
+    }
+}
+
+extern "C" fn set_numeric(
+    _name: *const c_char,
+    val: c_longlong,
+    privdata: *mut c_void,
+    err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    // SAFETY: privdata is one of the static Numerics.
+    match unsafe { (privdata as *const Numeric).as_ref() } {
+        Some(n) if (n.min..=n.max).contains(&val) => {
+            n.set(val);
+            raw::REDISMODULE_OK as c_int
+        }
+        Some(n) => config_error(
+            err,
+            &format!(
+                "Value for `{}` must be in the range [{}, {}]",
+                n.name.to_string_lossy(),
+                n.min,
+                n.max
+            ),
+        ),
+        None => config_error(err, "unknown config"),
+    }
+}
+
+extern "C" fn get_error_rate(
+    _name: *const c_char,
+    _privdata: *mut c_void,
+) -> *mut raw::RedisModuleString {
+    BF_ERROR_RATE_STR.load(Relaxed)
+}
+
+extern "C" fn set_error_rate(
+    _name: *const c_char,
+    val: *mut raw::RedisModuleString,
+    _privdata: *mut c_void,
+    err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    let bytes = str_bytes(val);
+    if parse_f64(bytes).is_none() {
+        return config_error(err, "Invalid value for `bf-error-rate`");
+    }
+    match parse_error_rate(bytes) {
+        Some(v) => {
+            store_error_rate(v);
+            raw::REDISMODULE_OK as c_int
+        }
+        None => config_error(
+            err,
+            "Value for `bf-error-rate` must be in the range (0.000000, 1.000000)",
+        ),
+    }
+}
+
+/// Applies RedisBloom's load-time arguments. Returns an error message that
+/// refuses the load.
+pub fn apply_module_args(args: &[&[u8]]) -> Result<(), String> {
+    let args = match args {
+        [single] if single.is_empty() => &[][..],
+        a => a,
+    };
+    if args.len() % 2 != 0 {
+        return Err("module arguments must come in name/value pairs".into());
+    }
+    for pair in args.chunks(2) {
+        let (name, value) = match pair {
+            [n, v] => (*n, *v),
+            _ => continue,
+        };
+        let lname = String::from_utf8_lossy(name).to_ascii_lowercase();
+        let bad = || {
+            format!(
+                "bad value for module argument {lname}: {}",
+                String::from_utf8_lossy(value)
+            )
+        };
+        match lname.as_str() {
+            "error_rate" | "bf-error-rate" => {
+                BF_ERROR_RATE.store(parse_error_rate(value).ok_or_else(bad)?.to_bits(), Relaxed);
+            }
+            "initial_size" | "bf-initial-size" => {
+                set_checked(&BF_INITIAL_SIZE, value).ok_or_else(bad)?
+            }
+            "cf_max_expansions" | "cf-max-expansions" => {
+                set_checked(&CF_MAX_EXPANSIONS, value).ok_or_else(bad)?
+            }
+            _ => return Err(format!("unknown module argument: {lname}")),
+        }
+    }
+    Ok(())
+}
+
+fn set_checked(n: &Numeric, value: &[u8]) -> Option<()> {
+    let v = parse_i64(value).filter(|v| (n.min..=n.max).contains(v))?;
+    n.set(v);
+    Some(())
+}
+
+/// Registers every config (with the current values, which module arguments may
+/// have set, as defaults) and applies the `bf.*` lines of redis.conf.
+pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
+    let (Some(reg_num), Some(reg_str)) = (
+        api!(RedisModule_RegisterNumericConfig),
+        api!(RedisModule_RegisterStringConfig),
+    ) else {
+        return Err("this Redis has no module configuration API (needs 7.0+)".into());
+    };
+    for n in NUMERICS {
+        let flags = if n.memory {
+            raw::REDISMODULE_CONFIG_MEMORY
+        } else {
+            raw::REDISMODULE_CONFIG_DEFAULT
+        };
+        // SAFETY: valid load context; privdata is a static.
+        let rc = unsafe {
+            reg_num(
+                ctx,
+                n.name.as_ptr(),
+                n.get(),
+                flags,
+                n.min,
+                n.max,
+                Some(get_numeric),
+                Some(set_numeric),
+                None,
+                n as &Numeric as *const Numeric as *mut c_void,
+            )
+        };
+        if rc != raw::REDISMODULE_OK as c_int {
+            return Err(format!(
+                "could not register config {}",
+                n.name.to_string_lossy()
+            ));
+        }
+    }
+    let current = format!("{}\0", bf_error_rate());
+    store_error_rate(bf_error_rate());
+    // SAFETY: valid load context; NUL-terminated default.
+    let rc = unsafe {
+        reg_str(
+            ctx,
+            BF_ERROR_RATE_NAME.as_ptr(),
+            current.as_ptr() as *const c_char,
+            raw::REDISMODULE_CONFIG_DEFAULT,
+            Some(get_error_rate),
+            Some(set_error_rate),
+            None,
+            std::ptr::null_mut(),
+        )
+    };
+    if rc != raw::REDISMODULE_OK as c_int {
+        return Err("could not register config bf-error-rate".into());
+    }
+    if let Some(load) = api!(RedisModule_LoadConfigs) {
+        // SAFETY: valid load context.
+        if unsafe { load(ctx) } != raw::REDISMODULE_OK as c_int {
+            return Err("could not apply the module's configs from redis.conf".into());
+        }
+    }
+    log(
+        ctx,
+        c"notice",
+        &format!(
+            "ferrobloom configs: bf-error-rate {} bf-initial-size {} bf-expansion-factor {} bf-max-links {} max-filter-memory {} cf-max-expansions {}",
+            bf_error_rate(),
+            BF_INITIAL_SIZE.get(),
+            BF_EXPANSION.get(),
+            BF_MAX_LINKS.get(),
+            MAX_FILTER_MEMORY.get(),
+            CF_MAX_EXPANSIONS.get()
+        ),
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_args_are_validated() {
+        assert!(apply_module_args(&[]).is_ok());
+        assert!(apply_module_args(&[b""]).is_ok());
+        assert!(apply_module_args(&[b"ERROR_RATE"]).is_err());
+        assert!(apply_module_args(&[b"NOPE", b"1"]).is_err());
+        assert!(apply_module_args(&[b"INITIAL_SIZE", b"0"]).is_err());
+        assert!(apply_module_args(&[b"INITIAL_SIZE", b"1073741825"]).is_err());
+        assert!(apply_module_args(&[b"ERROR_RATE", b"1"]).is_err());
+        assert!(apply_module_args(&[b"CF_MAX_EXPANSIONS", b"0"]).is_err());
+        assert!(apply_module_args(&[b"error_rate", b"0.5", b"bf-initial-size", b"1000"]).is_ok());
+        assert_eq!(bf_error_rate(), 0.25, "clamped like RedisBloom");
+        assert_eq!(BF_INITIAL_SIZE.get(), 1000);
+        assert!(apply_module_args(&[b"ERROR_RATE", b"0.01", b"INITIAL_SIZE", b"100"]).is_ok());
+        assert_eq!(bloom_defaults().error, 0.01);
+    }
+}

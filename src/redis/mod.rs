@@ -1,0 +1,41 @@
+//! The thin Redis layer: argument access, replies, key lookup, the data types'
+//! callbacks, configuration and command registration. Logic lives in
+//! `crate::cmd` (parsing, error texts) and `crate::core` (filters, encodings).
+
+pub mod alloc;
+pub mod api;
+pub mod bf;
+pub mod commands;
+pub mod config;
+pub mod guard;
+pub mod info;
+pub mod types;
+
+use std::ffi::c_int;
+
+use redis_module::raw;
+
+/// Everything OnLoad does after `RedisModule_Init`. An `Err` refuses the load
+/// (the message goes to the server log).
+pub fn on_load(ctx: *mut raw::RedisModuleCtx, args: &[&[u8]]) -> Result<(), String> {
+    if let Some(f) = api::api!(RedisModule_SetModuleOptions) {
+        // SAFETY: valid load context. With HANDLE_IO_ERRORS, a truncated RESTORE
+        // payload is a clean error instead of a crash.
+        unsafe { f(ctx, raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as c_int) };
+    }
+    config::apply_module_args(args)?;
+    types::create_types(ctx)?;
+    config::register(ctx)?;
+    commands::register(ctx)?;
+    info::register(ctx);
+    api::log(
+        ctx,
+        c"notice",
+        &format!(
+            "ferrobloom {} loaded (module 'bf', API level {})",
+            crate::VERSION,
+            crate::MODULE_VERSION
+        ),
+    );
+    Ok(())
+}
