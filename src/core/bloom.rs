@@ -26,7 +26,9 @@
 use super::bits::{AllocError, Words};
 use super::hash::{fastrange, ItemHash};
 
-/// `ln(2)` as RedisBloom writes it.
+/// `ln(2)` as RedisBloom writes it (one digit short of `f64::consts::LN_2`; the
+/// exact value decides `k = ceil(ln 2 * bpe)` at boundaries, so keep RedisBloom's).
+#[allow(clippy::approx_constant)]
 const LN2: f64 = 0.693147180559945;
 /// `ln(2)^2` as RedisBloom writes it.
 const LN2_SQUARED: f64 = 0.480453013918201;
@@ -149,7 +151,7 @@ impl LinkShape {
         }
         // 2^62 bits = 512 PiB: far above any memory cap, and keeps the
         // round-up below from overflowing.
-        if !(bits_f < (1u64 << 62) as f64) {
+        if bits_f.is_nan() || bits_f >= (1u64 << 62) as f64 {
             return Err(BloomError::MemoryCap);
         }
         let bits = (bits_f as u64).max(1);

@@ -297,7 +297,7 @@ impl Key {
             // SAFETY: valid context and key name.
             Some(f) => unsafe { f(ctx.ptr, name, mode as c_int) },
             None => std::ptr::null_mut(),
-        } as *mut raw::RedisModuleKey;
+        };
         Key { ptr }
     }
 

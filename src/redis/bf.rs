@@ -41,7 +41,7 @@ fn state(key: &mut Key) -> State {
     }
 }
 
-fn found<'k>(key: &'k mut Key) -> Result<&'k mut BloomChain, CmdError> {
+fn found(key: &mut Key) -> Result<&mut BloomChain, CmdError> {
     match key.lookup(&BLOOM) {
         Lookup::Found(c) => Ok(c),
         Lookup::Missing => Err(e::NOT_FOUND.into()),
@@ -215,7 +215,7 @@ pub fn insert(ctx: Ctx, args: Args) -> CmdResult {
 }
 
 /// Missing key or wrong type: "not present" (spec 2.1).
-fn read_only<'k>(key: &'k mut Key) -> Option<&'k BloomChain> {
+fn read_only(key: &mut Key) -> Option<&BloomChain> {
     match key.lookup(&BLOOM) {
         Lookup::Found(c) => Some(c),
         _ => None,

@@ -210,7 +210,7 @@ extern "C" fn set_error_rate(
 /// refuses the load.
 pub fn apply_module_args(args: &[&[u8]]) -> Result<(), String> {
     let args = match args {
-        [single] if single.is_empty() => &[][..],
+        [b""] => &[][..],
         a => a,
     };
     if args.len() % 2 != 0 {
