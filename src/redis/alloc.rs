@@ -6,6 +6,9 @@
 //! `ERR Insufficient memory ...` (Rust's infallible paths still abort, but no
 //! filter-sized allocation takes them: see `core::bits::Words::zeroed`).
 
+// Unit tests use the system allocator instead.
+#![cfg_attr(test, allow(dead_code))]
+
 use std::alloc::{GlobalAlloc, Layout};
 use std::ffi::c_void;
 
