@@ -181,6 +181,31 @@ extern "C" fn bloom_rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
     })
 }
 
+/// Emits one `<cmd> key <iterator> <data>` command into an AOF rewrite (the
+/// SCANDUMP/LOADCHUNK protocol: iterator 1 carries the header).
+pub(crate) fn emit_loadchunk(
+    aof: *mut raw::RedisModuleIO,
+    cmd: &CStr,
+    key: *mut raw::RedisModuleString,
+    iter: i64,
+    data: &[u8],
+) {
+    if let Some(emit) = api!(RedisModule_EmitAOF) {
+        // SAFETY: "slb" = module string, long long, buffer + length.
+        unsafe {
+            emit(
+                aof,
+                cmd.as_ptr(),
+                c"slb".as_ptr(),
+                key,
+                iter as libc::c_longlong,
+                data.as_ptr() as *const c_char,
+                data.len(),
+            )
+        };
+    }
+}
+
 extern "C" fn bloom_aof_rewrite(
     aof: *mut raw::RedisModuleIO,
     key: *mut raw::RedisModuleString,
@@ -188,36 +213,13 @@ extern "C" fn bloom_aof_rewrite(
 ) {
     guard("MBbloom-- aof_rewrite", (), || {
         // SAFETY: Redis passes our value.
-        let (Some(c), Some(emit)) = (unsafe { chain(value) }, api!(RedisModule_EmitAOF)) else {
+        let Some(c) = (unsafe { chain(value) }) else {
             return;
         };
-        let header = c.encode_header();
-        // SAFETY: "slb" = module string, long long, buffer + length.
-        unsafe {
-            emit(
-                aof,
-                c"BF.LOADCHUNK".as_ptr(),
-                c"slb".as_ptr(),
-                key,
-                1 as libc::c_longlong,
-                header.as_ptr() as *const c_char,
-                header.len(),
-            )
-        };
+        emit_loadchunk(aof, c"BF.LOADCHUNK", key, 1, &c.encode_header());
         let mut iter = 1i64;
         while let Some((next, data)) = c.scandump_chunk(iter) {
-            // SAFETY: as above.
-            unsafe {
-                emit(
-                    aof,
-                    c"BF.LOADCHUNK".as_ptr(),
-                    c"slb".as_ptr(),
-                    key,
-                    next as libc::c_longlong,
-                    data.as_ptr() as *const c_char,
-                    data.len(),
-                )
-            };
+            emit_loadchunk(aof, c"BF.LOADCHUNK", key, next, data);
             iter = next;
         }
     })
