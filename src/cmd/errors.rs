@@ -3,6 +3,7 @@
 //! Core errors are mapped here, per the kind of operation that met them.
 
 use crate::core::bloom::BloomError;
+use crate::core::cuckoo::CuckooError;
 
 /// A command's error reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +77,34 @@ pub const BAD_DATA: &str = "ERR received bad data";
 pub const NO_LINK: &str = "ERR invalid offset - no link found";
 pub const CHUNK_TOO_BIG: &str = "ERR invalid chunk - Too big for current filter";
 
+// CF.* (spec 2.4, 4).
+pub const CF_BAD_CAPACITY: &str = "Bad capacity";
+pub const CF_PARSE_BUCKETSIZE: &str = "Couldn't parse BUCKETSIZE";
+pub const CF_PARSE_MAXITERATIONS: &str = "Couldn't parse MAXITERATIONS";
+pub const CF_PARSE_EXPANSION: &str = "Couldn't parse EXPANSION";
+pub const CF_BUCKETSIZE_RANGE: &str = "BUCKETSIZE: value must be in the range [1, 255]";
+pub const CF_MAXITERATIONS_RANGE: &str = "MAXITERATIONS: value must be in the range [1, 65535]";
+pub const CF_EXPANSION_RANGE: &str = "EXPANSION: value must be in the range [0, 32768]";
+pub const CF_RESERVE_CAPACITY_RANGE: &str =
+    "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]";
+pub const CF_INSERT_CAPACITY_RANGE: &str =
+    "Capacity must be in the range [cf-bucket-size * 2, 1073741824]";
+/// ferrobloom's ERROR option (same style as the other CF option errors).
+pub const CF_BAD_ERROR: &str = "Couldn't parse ERROR";
+pub const CF_ERROR_RANGE: &str = "ERROR: value must be in the range (0, 1)";
+pub const CF_ERROR_TOO_SMALL: &str = "ERROR: rate too small even for 32-bit fingerprints";
+pub const CF_COULD_NOT_CREATE: &str = "ERR Could not create filter";
+pub const CF_MAX_EXPANSIONS: &str = "Maximum expansions reached";
+pub const CF_FULL: &str = "Filter is full";
+pub const CF_NO_MEMORY: &str = "ERR Insufficient memory";
+pub const CF_MEMORY_CAP: &str = BF_MEMORY_CAP;
+pub const CF_DEL_NOT_FOUND: &str = "Not found";
+pub const CF_COMPACT_NOT_FOUND: &str = "Cuckoo filter was not found";
+pub const CF_INVALID_POSITION: &str = "Invalid position";
+pub const CF_INVALID_HEADER: &str = "Invalid header";
+pub const CF_CANNOT_CREATE: &str = "Couldn't create filter!";
+pub const CF_CANNOT_LOAD_CHUNK: &str = "Couldn't load chunk!";
+
 /// What a command was doing when the core refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
@@ -101,6 +130,22 @@ pub fn bloom(op: Op, e: &BloomError) -> CmdError {
         (Op::Insert, MemoryCap) => BF_MEMORY_CAP,
         (Op::Insert, InvalidParams(_)) => BF_TOO_MANY_HASHES,
         (Op::Insert, _) => BF_PROBLEM_INSERTING,
+    })
+}
+
+/// Maps a Cuckoo core error to its reply.
+pub fn cuckoo(op: Op, e: &CuckooError) -> CmdError {
+    use CuckooError::*;
+    CmdError::Text(match (op, e) {
+        (Op::Load, BadHeader(_)) => CF_INVALID_HEADER,
+        (Op::Load, BadChunk(_)) => CF_CANNOT_LOAD_CHUNK,
+        (Op::Load, _) => CF_CANNOT_CREATE,
+        (Op::Create, MemoryCap | AllocFailed) => NO_MEMORY_CREATE,
+        (Op::Create, _) => CF_COULD_NOT_CREATE,
+        (Op::Insert, Full) => CF_FULL,
+        (Op::Insert, MaxExpansions) => CF_MAX_EXPANSIONS,
+        (Op::Insert, MemoryCap) => CF_MEMORY_CAP,
+        (Op::Insert, _) => CF_NO_MEMORY,
     })
 }
 
@@ -137,6 +182,34 @@ mod tests {
         assert_eq!(
             bloom(Op::Load, &BloomError::ChunkTooBig).text(),
             "ERR invalid chunk - Too big for current filter"
+        );
+        assert_eq!(
+            cuckoo(Op::Insert, &CuckooError::Full).text(),
+            "Filter is full"
+        );
+        assert_eq!(
+            cuckoo(Op::Insert, &CuckooError::MaxExpansions).text(),
+            "Maximum expansions reached"
+        );
+        assert_eq!(
+            cuckoo(Op::Insert, &CuckooError::AllocFailed).text(),
+            "ERR Insufficient memory"
+        );
+        assert_eq!(
+            cuckoo(Op::Create, &CuckooError::InvalidParams("x")).text(),
+            "ERR Could not create filter"
+        );
+        assert_eq!(
+            cuckoo(Op::Load, &CuckooError::BadHeader("x")).text(),
+            "Invalid header"
+        );
+        assert_eq!(
+            cuckoo(Op::Load, &CuckooError::BadChunk("x")).text(),
+            "Couldn't load chunk!"
+        );
+        assert_eq!(
+            cuckoo(Op::Load, &CuckooError::MemoryCap).text(),
+            "Couldn't create filter!"
         );
         // Every reply starts with an error code word.
         for op in [Op::Create, Op::Insert, Op::Load] {

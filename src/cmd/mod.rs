@@ -4,6 +4,7 @@
 //! targets and unit tests call it directly.
 
 pub mod bf;
+pub mod cf;
 pub mod errors;
 pub mod parse;
 

@@ -10,6 +10,8 @@ use std::marker::PhantomData;
 
 use redis_module::raw;
 
+use crate::cmd::errors::{self, CmdError};
+
 /// Fetches an API function pointer (a copy of the `Option`).
 macro_rules! api {
     ($name:ident) => {
@@ -173,6 +175,14 @@ impl Ctx {
         }
     }
 
+    /// A double (a bulk string in RESP2).
+    pub fn reply_double(&self, v: f64) {
+        if let Some(f) = api!(RedisModule_ReplyWithDouble) {
+            // SAFETY: valid context.
+            unsafe { f(self.ptr, v) };
+        }
+    }
+
     /// An array whose length is given later with [`Ctx::set_array_len`].
     pub fn reply_array_postponed(&self) {
         if let Some(f) = api!(RedisModule_ReplyWithArray) {
@@ -217,7 +227,7 @@ impl Ctx {
         ) else {
             return;
         };
-        let mut strs: [*mut raw::RedisModuleString; 8] = [std::ptr::null_mut(); 8];
+        let mut strs: [*mut raw::RedisModuleString; 12] = [std::ptr::null_mut(); 12];
         if args.len() + 1 > strs.len() {
             return;
         }
@@ -280,6 +290,14 @@ pub enum Lookup<'k, T> {
     Found(&'k mut T),
 }
 
+/// What a key holds, without keeping it borrowed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum KeyState {
+    Missing,
+    WrongType,
+    Found,
+}
+
 /// An open key, closed on drop.
 pub struct Key {
     ptr: *mut raw::RedisModuleKey,
@@ -327,6 +345,32 @@ impl Key {
         match unsafe { v.as_mut() } {
             Some(v) => Lookup::Found(v),
             None => Lookup::WrongType,
+        }
+    }
+
+    pub fn state<T>(&mut self, ty: &ModuleType<T>) -> KeyState {
+        match self.lookup(ty) {
+            Lookup::Missing => KeyState::Missing,
+            Lookup::WrongType => KeyState::WrongType,
+            Lookup::Found(_) => KeyState::Found,
+        }
+    }
+
+    /// The value, or `ERR not found` / WRONGTYPE (spec 2.1).
+    pub fn existing<T>(&mut self, ty: &ModuleType<T>) -> Result<&mut T, CmdError> {
+        match self.lookup(ty) {
+            Lookup::Found(v) => Ok(v),
+            Lookup::Missing => Err(errors::NOT_FOUND.into()),
+            Lookup::WrongType => Err(errors::WRONG_TYPE.into()),
+        }
+    }
+
+    /// The value if the key holds one of type `ty` (missing and wrong type both
+    /// read as "not present" for the EXISTS family).
+    pub fn present<T>(&mut self, ty: &ModuleType<T>) -> Option<&T> {
+        match self.lookup(ty) {
+            Lookup::Found(v) => Some(v),
+            _ => None,
         }
     }
 

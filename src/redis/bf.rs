@@ -2,7 +2,7 @@
 //! reply. Every handler returns `Err(CmdError)` for an error reply; the command
 //! trampoline (crate::redis::commands) sends it.
 
-use super::api::{Args, Ctx, Key, Lookup};
+use super::api::{Args, Ctx, Key, KeyState, Lookup};
 use super::config::{bloom_defaults, bloom_limits};
 use super::types::BLOOM;
 use crate::cmd::bf::{format_g, parse_insert, parse_reserve, CreateParams, InfoField};
@@ -24,29 +24,6 @@ impl<'a> ArgList<'a> for Args<'a> {
 
 fn key_name(args: &Args) -> Result<*mut redis_module::raw::RedisModuleString, CmdError> {
     args.raw(1).ok_or(CmdError::WrongArity)
-}
-
-/// What a key holds, without keeping it borrowed.
-enum State {
-    Missing,
-    WrongType,
-    Found,
-}
-
-fn state(key: &mut Key) -> State {
-    match key.lookup(&BLOOM) {
-        Lookup::Missing => State::Missing,
-        Lookup::WrongType => State::WrongType,
-        Lookup::Found(_) => State::Found,
-    }
-}
-
-fn found(key: &mut Key) -> Result<&mut BloomChain, CmdError> {
-    match key.lookup(&BLOOM) {
-        Lookup::Found(c) => Ok(c),
-        Lookup::Missing => Err(e::NOT_FOUND.into()),
-        Lookup::WrongType => Err(e::WRONG_TYPE.into()),
-    }
 }
 
 /// Creates a filter in a missing key.
@@ -90,10 +67,10 @@ fn replicate_reserve(ctx: Ctx, key: *mut redis_module::raw::RedisModuleString, p
 pub fn reserve(ctx: Ctx, args: Args) -> CmdResult {
     let p = parse_reserve(&args, &bloom_defaults())?;
     let mut key = Key::open(ctx, key_name(&args)?, true);
-    match state(&mut key) {
-        State::Missing => {}
-        State::WrongType => return Err(e::WRONG_TYPE.into()),
-        State::Found => return Err(e::ITEM_EXISTS.into()),
+    match key.state(&BLOOM) {
+        KeyState::Missing => {}
+        KeyState::WrongType => return Err(e::WRONG_TYPE.into()),
+        KeyState::Found => return Err(e::ITEM_EXISTS.into()),
     }
     create(&mut key, &p)?;
     ctx.replicate_verbatim();
@@ -120,16 +97,16 @@ fn add_items(
 ) -> CmdResult {
     let name = key_name(&args)?;
     let mut key = Key::open(ctx, name, true);
-    let created = match (state(&mut key), create_with) {
-        (State::WrongType, _) => return Err(e::WRONG_TYPE.into()),
-        (State::Found, _) => None,
-        (State::Missing, None) => return Err(e::NOT_FOUND.into()),
-        (State::Missing, Some(p)) => {
+    let created = match (key.state(&BLOOM), create_with) {
+        (KeyState::WrongType, _) => return Err(e::WRONG_TYPE.into()),
+        (KeyState::Found, _) => None,
+        (KeyState::Missing, None) => return Err(e::NOT_FOUND.into()),
+        (KeyState::Missing, Some(p)) => {
             create(&mut key, &p)?;
             Some(p)
         }
     };
-    let chain = found(&mut key)?;
+    let chain = key.existing(&BLOOM)?;
     let limits = bloom_limits();
     let mut changed = false;
     match shape {
@@ -214,21 +191,15 @@ pub fn insert(ctx: Ctx, args: Args) -> CmdResult {
     add_items(ctx, args, a.items_from, a.create, Shape::Array)
 }
 
-/// Missing key or wrong type: "not present" (spec 2.1).
-fn read_only(key: &mut Key) -> Option<&BloomChain> {
-    match key.lookup(&BLOOM) {
-        Lookup::Found(c) => Some(c),
-        _ => None,
-    }
-}
-
 /// BF.EXISTS key item
 pub fn exists(ctx: Ctx, args: Args) -> CmdResult {
     if args.len() != 3 {
         return Err(CmdError::WrongArity);
     }
     let mut key = Key::open(ctx, key_name(&args)?, false);
-    let present = read_only(&mut key).is_some_and(|c| c.contains(&ItemHash::of(args.bytes(2))));
+    let present = key
+        .present(&BLOOM)
+        .is_some_and(|c| c.contains(&ItemHash::of(args.bytes(2))));
     ctx.reply_bool(present);
     Ok(())
 }
@@ -239,7 +210,7 @@ pub fn mexists(ctx: Ctx, args: Args) -> CmdResult {
         return Err(CmdError::WrongArity);
     }
     let mut key = Key::open(ctx, key_name(&args)?, false);
-    let chain = read_only(&mut key);
+    let chain = key.present(&BLOOM);
     ctx.reply_array(args.len() - 2);
     for item in args.iter_from(2) {
         ctx.reply_bool(chain.is_some_and(|c| c.contains(&ItemHash::of(item))));
@@ -266,7 +237,7 @@ pub fn info(ctx: Ctx, args: Args) -> CmdResult {
         return Err(CmdError::WrongArity);
     }
     let mut key = Key::open(ctx, key_name(&args)?, false);
-    let c = found(&mut key)?;
+    let c = key.existing(&BLOOM)?;
     if args.len() == 3 {
         let f = InfoField::parse(args.bytes(2))?;
         if ctx.is_resp3() {
@@ -307,7 +278,7 @@ pub fn scandump(ctx: Ctx, args: Args) -> CmdResult {
         return Err(CmdError::WrongArity);
     }
     let mut key = Key::open(ctx, key_name(&args)?, false);
-    let c = found(&mut key)?;
+    let c = key.existing(&BLOOM)?;
     let iter = parse_i64(args.bytes(2)).ok_or(e::SCANDUMP_NOT_NUMERIC)?;
     ctx.reply_array(2);
     if iter == 0 {
@@ -336,18 +307,18 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
     let iter = parse_i64(args.bytes(2)).ok_or(e::LOADCHUNK_NOT_NUMERIC)?;
     let data = args.bytes(3);
     let mut key = Key::open(ctx, key_name(&args)?, true);
-    match state(&mut key) {
-        State::WrongType => return Err(e::WRONG_TYPE.into()),
-        State::Missing if iter == 1 => {
+    match key.state(&BLOOM) {
+        KeyState::WrongType => return Err(e::WRONG_TYPE.into()),
+        KeyState::Missing if iter == 1 => {
             let chain = BloomChain::from_header(data, &bloom_limits())
                 .map_err(|err| map_err(Op::Load, &err))?;
             if !key.set(&BLOOM, Box::new(chain)) {
                 return Err(e::BAD_DATA.into());
             }
         }
-        State::Missing => return Err(e::NOT_FOUND.into()),
-        State::Found => {
-            found(&mut key)?
+        KeyState::Missing => return Err(e::NOT_FOUND.into()),
+        KeyState::Found => {
+            key.existing(&BLOOM)?
                 .load_chunk(iter, data)
                 .map_err(|err| map_err(Op::Load, &err))?;
         }
@@ -363,7 +334,7 @@ pub fn debug(ctx: Ctx, args: Args) -> CmdResult {
         return Err(CmdError::WrongArity);
     }
     let mut key = Key::open(ctx, key_name(&args)?, false);
-    let c = found(&mut key)?;
+    let c = key.existing(&BLOOM)?;
     ctx.reply_array(1 + c.links().len());
     ctx.reply_bulk(format!("size:{}", c.items()).as_bytes());
     for l in c.links() {

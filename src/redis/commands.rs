@@ -12,8 +12,8 @@ use std::ptr::null_mut;
 use redis_module::raw;
 
 use super::api::{api, Args, Ctx};
-use super::bf;
 use super::guard::guard;
+use super::{bf, cf};
 use crate::cmd::CmdError;
 
 type Handler = fn(Ctx, Args) -> Result<(), CmdError>;
@@ -65,6 +65,20 @@ trampoline!(bf_card, bf::card);
 trampoline!(bf_scandump, bf::scandump);
 trampoline!(bf_loadchunk, bf::loadchunk);
 trampoline!(bf_debug, bf::debug);
+trampoline!(cf_reserve, cf::reserve);
+trampoline!(cf_add, cf::add);
+trampoline!(cf_addnx, cf::addnx);
+trampoline!(cf_insert, cf::insert);
+trampoline!(cf_insertnx, cf::insertnx);
+trampoline!(cf_exists, cf::exists);
+trampoline!(cf_mexists, cf::mexists);
+trampoline!(cf_count, cf::count);
+trampoline!(cf_del, cf::del);
+trampoline!(cf_compact, cf::compact);
+trampoline!(cf_info, cf::info);
+trampoline!(cf_scandump, cf::scandump);
+trampoline!(cf_loadchunk, cf::loadchunk);
+trampoline!(cf_debug, cf::debug);
 
 /// How a command uses its key (key spec flags).
 #[derive(Clone, Copy)]
@@ -157,6 +171,21 @@ const O_K: &CStr = c"O(k), where k is the number of hash functions used by the l
 const O_KN: &CStr =
     c"O(k * n), where k is the number of hash functions and n is the number of items";
 const O_N_CAP: &CStr = c"O(n), where n is the capacity";
+const CF_O_K: &CStr = c"O(k), where k is the number of sub-filters";
+const CF_O_KI: &CStr = c"O(k + i), where k is the number of sub-filters and i is maxIterations";
+const CF_O_NKI: &CStr =
+    c"O(n * (k + i)), where n is the number of items, k is the number of sub-filters and i is maxIterations";
+const CF_INSERT_ARGS: &[Arg] = &[
+    KEY,
+    option(c"capacity", c"CAPACITY", &[arg(c"capacity", INTEGER)]),
+    option(c"error", c"ERROR", &[arg(c"error", DOUBLE)]),
+    token(c"nocreate", c"NOCREATE"),
+    Arg {
+        flags: 0,
+        ..token(c"items", c"ITEMS")
+    },
+    ITEMS,
+];
 const BF_MADD_SUMMARY: &CStr =
     c"Adds one or more items to a Bloom Filter. A filter will be created if it does not exist";
 
@@ -337,6 +366,181 @@ static SPECS: &[Spec] = &[
         access: Access::Read,
         summary: c"Shows the layout of a Bloom filter's sub-filters (undocumented in RedisBloom)",
         complexity: c"O(n), where n is the number of sub-filters",
+        since: c"1.0.0",
+        tips: Some(c"nondeterministic_output"),
+        args: &[KEY],
+    },
+    Spec {
+        name: c"cf.reserve",
+        func: cf_reserve,
+        flags: c"write deny-oom",
+        arity: -3,
+        access: Access::Create,
+        summary: c"Creates a new Cuckoo Filter",
+        complexity: c"O(1)",
+        since: c"1.0.0",
+        tips: None,
+        args: &[
+            KEY,
+            arg(c"capacity", INTEGER),
+            option(c"bucketsize", c"BUCKETSIZE", &[arg(c"bucketsize", INTEGER)]),
+            option(c"maxiterations", c"MAXITERATIONS", &[arg(c"maxiterations", INTEGER)]),
+            option(c"expansion", c"EXPANSION", &[arg(c"expansion", INTEGER)]),
+            option(c"error", c"ERROR", &[arg(c"error", DOUBLE)]),
+        ],
+    },
+    Spec {
+        name: c"cf.add",
+        func: cf_add,
+        flags: c"write deny-oom",
+        arity: 3,
+        access: Access::Update,
+        summary: c"Adds an item to a Cuckoo Filter",
+        complexity: CF_O_KI,
+        since: c"1.0.0",
+        tips: None,
+        args: &[KEY, ITEM],
+    },
+    Spec {
+        name: c"cf.addnx",
+        func: cf_addnx,
+        flags: c"write deny-oom",
+        arity: 3,
+        access: Access::Update,
+        summary: c"Adds an item to a Cuckoo Filter if the item did not exist previously.",
+        complexity: CF_O_KI,
+        since: c"1.0.0",
+        tips: None,
+        args: &[KEY, ITEM],
+    },
+    Spec {
+        name: c"cf.insert",
+        func: cf_insert,
+        flags: c"write deny-oom",
+        arity: -4,
+        access: Access::Update,
+        summary: c"Adds one or more items to a Cuckoo Filter. A filter will be created if it does not exist",
+        complexity: CF_O_NKI,
+        since: c"1.0.0",
+        tips: None,
+        args: CF_INSERT_ARGS,
+    },
+    Spec {
+        name: c"cf.insertnx",
+        func: cf_insertnx,
+        flags: c"write deny-oom",
+        arity: -4,
+        access: Access::Update,
+        summary: c"Adds one or more items to a Cuckoo Filter if the items did not exist previously. A filter will be created if it does not exist",
+        complexity: CF_O_NKI,
+        since: c"1.0.0",
+        tips: None,
+        args: CF_INSERT_ARGS,
+    },
+    Spec {
+        name: c"cf.exists",
+        func: cf_exists,
+        flags: c"readonly fast",
+        arity: 3,
+        access: Access::Read,
+        summary: c"Checks whether one or more items exist in a Cuckoo Filter",
+        complexity: CF_O_K,
+        since: c"1.0.0",
+        tips: None,
+        args: &[KEY, ITEM],
+    },
+    Spec {
+        name: c"cf.mexists",
+        func: cf_mexists,
+        flags: c"readonly fast",
+        arity: -3,
+        access: Access::Read,
+        summary: c"Checks whether one or more items exist in a Cuckoo Filter",
+        complexity: c"O(k * n), where k is the number of sub-filters and n is the number of items",
+        since: c"1.0.0",
+        tips: None,
+        args: &[KEY, ITEMS],
+    },
+    Spec {
+        name: c"cf.count",
+        func: cf_count,
+        flags: c"readonly fast",
+        arity: 3,
+        access: Access::Read,
+        summary: c"Return the number of times an item might be in a Cuckoo Filter",
+        complexity: CF_O_K,
+        since: c"1.0.0",
+        tips: None,
+        args: &[KEY, ITEM],
+    },
+    Spec {
+        name: c"cf.del",
+        func: cf_del,
+        flags: c"write fast",
+        arity: 3,
+        access: Access::Update,
+        summary: c"Deletes an item from a Cuckoo Filter",
+        complexity: CF_O_K,
+        since: c"1.0.0",
+        tips: None,
+        args: &[KEY, ITEM],
+    },
+    Spec {
+        name: c"cf.compact",
+        func: cf_compact,
+        flags: c"write",
+        arity: 2,
+        access: Access::Update,
+        summary: c"Moves items of newer sub-filters into older ones and frees emptied sub-filters (bounded work per call)",
+        complexity: c"O(1) per call: at most about 1M slots are examined",
+        since: c"1.0.0",
+        tips: None,
+        args: &[KEY],
+    },
+    Spec {
+        name: c"cf.info",
+        func: cf_info,
+        flags: c"readonly fast",
+        arity: 2,
+        access: Access::Read,
+        summary: c"Returns information about a Cuckoo Filter",
+        complexity: c"O(1)",
+        since: c"1.0.0",
+        tips: Some(c"nondeterministic_output"),
+        args: &[KEY],
+    },
+    Spec {
+        name: c"cf.scandump",
+        func: cf_scandump,
+        flags: c"readonly",
+        arity: 3,
+        access: Access::Read,
+        summary: c"Begins an incremental save of the bloom filter",
+        complexity: O_N_CAP,
+        since: c"1.0.0",
+        tips: Some(c"nondeterministic_output"),
+        args: &[KEY, ITERATOR],
+    },
+    Spec {
+        name: c"cf.loadchunk",
+        func: cf_loadchunk,
+        flags: c"write deny-oom",
+        arity: 4,
+        access: Access::Create,
+        summary: c"Restores a filter previously saved using SCANDUMP",
+        complexity: O_N_CAP,
+        since: c"1.0.0",
+        tips: None,
+        args: &[KEY, ITERATOR, arg(c"data", STRING)],
+    },
+    Spec {
+        name: c"cf.debug",
+        func: cf_debug,
+        flags: c"readonly fast",
+        arity: 2,
+        access: Access::Read,
+        summary: c"Shows the layout of a Cuckoo filter (undocumented in RedisBloom)",
+        complexity: c"O(1)",
         since: c"1.0.0",
         tips: Some(c"nondeterministic_output"),
         args: &[KEY],

@@ -15,6 +15,7 @@ use redis_module::raw;
 
 use super::api::{api, log, str_bytes};
 use crate::cmd::bf::{BloomDefaults, MAX_ERROR_RATE};
+use crate::cmd::cf::CuckooDefaults;
 use crate::cmd::parse::{parse_f64, parse_i64};
 use crate::core::bloom::{Limits, MAX_CAPACITY, MAX_EXPANSION, MAX_LINKS_CEILING};
 
@@ -72,14 +73,72 @@ static NUMERICS: [&Numeric; 9] = [
     &MAX_FILTER_MEMORY,
 ];
 
-/// `bf-error-rate`: a string config (module configs have no floating type).
-static BF_ERROR_RATE: AtomicU64 = AtomicU64::new(0x3F847AE147AE147B); // 0.01
-const BF_ERROR_RATE_NAME: &CStr = c"bf-error-rate";
-/// The string CONFIG GET shows; owned by us (Redis copies it).
-static BF_ERROR_RATE_STR: AtomicPtr<raw::RedisModuleString> = AtomicPtr::new(std::ptr::null_mut());
+/// A floating-point config, registered as a string config (module configs have
+/// no floating type). Values are in (0, 1), above `clamp` stored as `clamp`;
+/// `zero_ok` also admits 0 (meaning "not set").
+pub struct Float {
+    pub name: &'static CStr,
+    bits: AtomicU64,
+    /// The string CONFIG GET shows; owned by us (Redis copies it).
+    text: AtomicPtr<raw::RedisModuleString>,
+    clamp: f64,
+    zero_ok: bool,
+}
+
+impl Float {
+    const fn new(name: &'static CStr, default_bits: u64, clamp: f64, zero_ok: bool) -> Self {
+        Float {
+            name,
+            bits: AtomicU64::new(default_bits),
+            text: AtomicPtr::new(std::ptr::null_mut()),
+            clamp,
+            zero_ok,
+        }
+    }
+
+    pub fn get(&self) -> f64 {
+        f64::from_bits(self.bits.load(Relaxed))
+    }
+
+    /// Parses and validates a value (the clamp applies).
+    fn parse(&self, b: &[u8]) -> Option<f64> {
+        parse_f64(b)
+            .filter(|v| (*v > 0.0 || (self.zero_ok && *v == 0.0)) && *v < 1.0)
+            .map(|v| v.min(self.clamp))
+    }
+
+    fn store(&self, v: f64) {
+        self.bits.store(v.to_bits(), Relaxed);
+        let text = format!("{v}");
+        if let (Some(create), Some(free)) =
+            (api!(RedisModule_CreateString), api!(RedisModule_FreeString))
+        {
+            // SAFETY: a null context creates a string we own.
+            let s = unsafe {
+                create(
+                    std::ptr::null_mut(),
+                    text.as_ptr() as *const c_char,
+                    text.len(),
+                )
+            };
+            let old = self.text.swap(s, Relaxed);
+            if !old.is_null() {
+                // SAFETY: created by us above, no longer referenced.
+                unsafe { free(std::ptr::null_mut(), old) };
+            }
+        }
+    }
+}
+
+/// Default error rate of auto-created Bloom filters (0.01).
+pub static BF_ERROR_RATE: Float =
+    Float::new(c"bf-error-rate", 0x3F847AE147AE147B, MAX_ERROR_RATE, false);
+/// Default error rate of cuckoo filters; 0 = RedisBloom's 8-bit fingerprints.
+pub static CF_ERROR_RATE: Float = Float::new(c"cf-error-rate", 0, 1.0, true);
+static FLOATS: [&Float; 2] = [&BF_ERROR_RATE, &CF_ERROR_RATE];
 
 pub fn bf_error_rate() -> f64 {
-    f64::from_bits(BF_ERROR_RATE.load(Relaxed))
+    BF_ERROR_RATE.get()
 }
 
 /// Defaults for BF commands that do not say.
@@ -91,40 +150,28 @@ pub fn bloom_defaults() -> BloomDefaults {
     }
 }
 
-/// Bounds for Bloom filters.
-pub fn bloom_limits() -> Limits {
-    Limits {
-        max_bytes: MAX_FILTER_MEMORY.get() as u64,
-        max_links: BF_MAX_LINKS.get() as u32,
+/// Defaults for CF commands that do not say.
+pub fn cuckoo_defaults() -> CuckooDefaults {
+    let e = CF_ERROR_RATE.get();
+    CuckooDefaults {
+        capacity: CF_INITIAL_SIZE.get() as u64,
+        bucket_size: CF_BUCKET_SIZE.get() as u8,
+        max_iterations: CF_MAX_ITERATIONS.get() as u16,
+        expansion: CF_EXPANSION.get() as u32,
+        error: (e > 0.0).then_some(e),
     }
 }
 
-/// Parses and validates an error rate for the config (the 0.25 clamp applies).
-fn parse_error_rate(b: &[u8]) -> Option<f64> {
-    parse_f64(b)
-        .filter(|v| *v > 0.0 && *v < 1.0)
-        .map(|v| v.min(MAX_ERROR_RATE))
+/// Per-filter memory cap in bytes.
+pub fn max_filter_bytes() -> u64 {
+    MAX_FILTER_MEMORY.get() as u64
 }
 
-fn store_error_rate(v: f64) {
-    BF_ERROR_RATE.store(v.to_bits(), Relaxed);
-    let text = format!("{v}");
-    if let (Some(create), Some(free)) =
-        (api!(RedisModule_CreateString), api!(RedisModule_FreeString))
-    {
-        // SAFETY: a null context creates a string we own.
-        let s = unsafe {
-            create(
-                std::ptr::null_mut(),
-                text.as_ptr() as *const c_char,
-                text.len(),
-            )
-        };
-        let old = BF_ERROR_RATE_STR.swap(s, Relaxed);
-        if !old.is_null() {
-            // SAFETY: created by us above, no longer referenced.
-            unsafe { free(std::ptr::null_mut(), old) };
-        }
+/// Bounds for Bloom filters.
+pub fn bloom_limits() -> Limits {
+    Limits {
+        max_bytes: max_filter_bytes(),
+        max_links: BF_MAX_LINKS.get() as u32,
     }
 }
 
@@ -177,31 +224,43 @@ extern "C" fn set_numeric(
     }
 }
 
-extern "C" fn get_error_rate(
+extern "C" fn get_float(
     _name: *const c_char,
-    _privdata: *mut c_void,
+    privdata: *mut c_void,
 ) -> *mut raw::RedisModuleString {
-    BF_ERROR_RATE_STR.load(Relaxed)
+    // SAFETY: privdata is one of the static Floats.
+    match unsafe { (privdata as *const Float).as_ref() } {
+        Some(f) => f.text.load(Relaxed),
+        None => std::ptr::null_mut(),
+    }
 }
 
-extern "C" fn set_error_rate(
+extern "C" fn set_float(
     _name: *const c_char,
     val: *mut raw::RedisModuleString,
-    _privdata: *mut c_void,
+    privdata: *mut c_void,
     err: *mut *mut raw::RedisModuleString,
 ) -> c_int {
+    // SAFETY: privdata is one of the static Floats.
+    let Some(f) = (unsafe { (privdata as *const Float).as_ref() }) else {
+        return config_error(err, "unknown config");
+    };
     let bytes = str_bytes(val);
+    let name = f.name.to_string_lossy();
     if parse_f64(bytes).is_none() {
-        return config_error(err, "Invalid value for `bf-error-rate`");
+        return config_error(err, &format!("Invalid value for `{name}`"));
     }
-    match parse_error_rate(bytes) {
+    match f.parse(bytes) {
         Some(v) => {
-            store_error_rate(v);
+            f.store(v);
             raw::REDISMODULE_OK as c_int
         }
         None => config_error(
             err,
-            "Value for `bf-error-rate` must be in the range (0.000000, 1.000000)",
+            &format!(
+                "Value for `{name}` must be in the range {}0.000000, 1.000000)",
+                if f.zero_ok { "[" } else { "(" }
+            ),
         ),
     }
 }
@@ -230,7 +289,8 @@ pub fn apply_module_args(args: &[&[u8]]) -> Result<(), String> {
         };
         match lname.as_str() {
             "error_rate" | "bf-error-rate" => {
-                BF_ERROR_RATE.store(parse_error_rate(value).ok_or_else(bad)?.to_bits(), Relaxed);
+                let v = BF_ERROR_RATE.parse(value).ok_or_else(bad)?;
+                BF_ERROR_RATE.bits.store(v.to_bits(), Relaxed);
             }
             "initial_size" | "bf-initial-size" => {
                 set_checked(&BF_INITIAL_SIZE, value).ok_or_else(bad)?
@@ -287,23 +347,28 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
             ));
         }
     }
-    let current = format!("{}\0", bf_error_rate());
-    store_error_rate(bf_error_rate());
-    // SAFETY: valid load context; NUL-terminated default.
-    let rc = unsafe {
-        reg_str(
-            ctx,
-            BF_ERROR_RATE_NAME.as_ptr(),
-            current.as_ptr() as *const c_char,
-            raw::REDISMODULE_CONFIG_DEFAULT,
-            Some(get_error_rate),
-            Some(set_error_rate),
-            None,
-            std::ptr::null_mut(),
-        )
-    };
-    if rc != raw::REDISMODULE_OK as c_int {
-        return Err("could not register config bf-error-rate".into());
+    for f in FLOATS {
+        let current = format!("{}\0", f.get());
+        f.store(f.get());
+        // SAFETY: valid load context; NUL-terminated default; privdata is a static.
+        let rc = unsafe {
+            reg_str(
+                ctx,
+                f.name.as_ptr(),
+                current.as_ptr() as *const c_char,
+                raw::REDISMODULE_CONFIG_DEFAULT,
+                Some(get_float),
+                Some(set_float),
+                None,
+                f as *const Float as *mut c_void,
+            )
+        };
+        if rc != raw::REDISMODULE_OK as c_int {
+            return Err(format!(
+                "could not register config {}",
+                f.name.to_string_lossy()
+            ));
+        }
     }
     if let Some(load) = api!(RedisModule_LoadConfigs) {
         // SAFETY: valid load context.
@@ -315,13 +380,14 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
         ctx,
         c"notice",
         &format!(
-            "ferrobloom configs: bf-error-rate {} bf-initial-size {} bf-expansion-factor {} bf-max-links {} max-filter-memory {} cf-max-expansions {}",
+            "ferrobloom configs: bf-error-rate {} bf-initial-size {} bf-expansion-factor {} bf-max-links {} max-filter-memory {} cf-max-expansions {} cf-error-rate {}",
             bf_error_rate(),
             BF_INITIAL_SIZE.get(),
             BF_EXPANSION.get(),
             BF_MAX_LINKS.get(),
             MAX_FILTER_MEMORY.get(),
-            CF_MAX_EXPANSIONS.get()
+            CF_MAX_EXPANSIONS.get(),
+            CF_ERROR_RATE.get()
         ),
     );
     Ok(())

@@ -5,6 +5,7 @@
 pub mod alloc;
 pub mod api;
 pub mod bf;
+pub mod cf;
 pub mod commands;
 pub mod config;
 pub mod guard;

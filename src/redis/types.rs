@@ -1,19 +1,24 @@
 //! The Redis data types and their callbacks (RDB, AOF, COPY, DEBUG DIGEST,
-//! MEMORY USAGE, lazy free).
+//! MEMORY USAGE, lazy free), written once for both filter types through the
+//! [`FilterValue`] trait.
 //!
-//! # RDB encoding of `MBbloom--`, encoding version 5 (ferrobloom's first)
-//! Versions 0-4 belong to RedisBloom's own payloads and are refused (a loader for
-//! them can be added later without touching this one). Version 5 is:
-//! 1. one string buffer: the Bloom header, exactly as documented on
-//!    [`BloomChain::encode_header`] (magic `FBbf`, header format version 1);
-//! 2. for each link, oldest first, its bit bytes split into string buffers of
-//!    [`SCANDUMP_CHUNK`] (16 MiB) bytes, the last one shorter; the count and
-//!    lengths follow from the header, and every length is checked on load.
+//! # RDB encoding version 5 (ferrobloom's first), for `MBbloom--` and `MBbloomCF`
+//! Versions 0-4 belong to RedisBloom's own payloads and are refused with a log
+//! line (a loader for them can be added later without touching this one).
+//! Version 5 is the SCANDUMP stream stored as RDB string buffers:
+//! 1. one string buffer: the filter's header (Bloom: magic `FBbf`, documented on
+//!    [`BloomChain::encode_header`]; Cuckoo: magic `FBcf`, documented on
+//!    [`CuckooFilter::encode_header`]);
+//! 2. the filter's data, as the SCANDUMP data chunks in order (at most 16 MiB
+//!    each, never spanning two sub-filters): one string buffer per chunk. The
+//!    count and lengths follow from the header, and every length is checked on
+//!    load.
 //!
 //! Loading validates the header completely (including the per-filter memory cap)
-//! before allocating, then checks every buffer's length; anything wrong returns
-//! null, which Redis reports as `ERR Bad data format` for RESTORE (and refuses
-//! a corrupt RDB file) instead of crashing (HANDLE_IO_ERRORS is set).
+//! before allocating, then checks every buffer; anything wrong returns null, which
+//! Redis reports as `ERR Bad data format` for RESTORE (and refuses a corrupt RDB
+//! file) instead of crashing (HANDLE_IO_ERRORS is set). AOF rewrite emits the same
+//! stream as `BF.LOADCHUNK` / `CF.LOADCHUNK` commands.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 
@@ -22,34 +27,105 @@ use redis_module::raw;
 use super::api::{api, log, ModuleType};
 use super::config;
 use super::guard::guard;
-use crate::core::bloom::{BloomChain, Limits, SCANDUMP_CHUNK};
+use crate::core::bloom::BloomChain;
+use crate::core::cuckoo::CuckooFilter;
 
-/// RedisBloom's type name, so RESTORE payloads and RDB files name the same type.
-pub const BLOOM_TYPE_NAME: &CStr = c"MBbloom--";
-/// ferrobloom's RDB encoding version for Bloom filters.
-pub const BLOOM_ENCVER: c_int = 5;
+/// ferrobloom's RDB encoding version for both types.
+pub const ENCVER: c_int = 5;
 
 pub static BLOOM: ModuleType<BloomChain> = ModuleType::new();
+pub static CUCKOO: ModuleType<CuckooFilter> = ModuleType::new();
 
-/// Registers the data types (called from OnLoad).
-pub fn create_types(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
+/// What the data-type callbacks need from a filter.
+pub trait FilterValue: Sized {
+    /// RedisBloom's type name (9 characters).
+    const TYPE_NAME: &'static CStr;
+    /// The command that loads SCANDUMP chunks (AOF rewrite emits it).
+    const LOADCHUNK: &'static CStr;
+    fn header(&self) -> Vec<u8>;
+    /// The SCANDUMP data chunk for iterator `iter >= 1`: `(next, bytes)`.
+    fn data_chunk(&self, iter: i64) -> Option<(i64, &[u8])>;
+    /// Validates a header and allocates the zeroed filter it describes.
+    fn from_header(bytes: &[u8]) -> Result<Self, String>;
+    fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), String>;
+    fn mem_usage(&self) -> usize;
+    fn try_clone(&self) -> Option<Self>;
+}
+
+impl FilterValue for BloomChain {
+    const TYPE_NAME: &'static CStr = c"MBbloom--";
+    const LOADCHUNK: &'static CStr = c"BF.LOADCHUNK";
+    fn header(&self) -> Vec<u8> {
+        self.encode_header()
+    }
+    fn data_chunk(&self, iter: i64) -> Option<(i64, &[u8])> {
+        self.scandump_chunk(iter)
+    }
+    fn from_header(bytes: &[u8]) -> Result<Self, String> {
+        BloomChain::from_header(bytes, &config::bloom_limits()).map_err(|e| format!("{e:?}"))
+    }
+    fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), String> {
+        BloomChain::load_chunk(self, iter, data).map_err(|e| format!("{e:?}"))
+    }
+    fn mem_usage(&self) -> usize {
+        BloomChain::mem_usage(self) as usize
+    }
+    fn try_clone(&self) -> Option<Self> {
+        BloomChain::try_clone(self).ok()
+    }
+}
+
+impl FilterValue for CuckooFilter {
+    const TYPE_NAME: &'static CStr = c"MBbloomCF";
+    const LOADCHUNK: &'static CStr = c"CF.LOADCHUNK";
+    fn header(&self) -> Vec<u8> {
+        self.encode_header()
+    }
+    fn data_chunk(&self, iter: i64) -> Option<(i64, &[u8])> {
+        if iter < 1 {
+            return None;
+        }
+        match self.scandump_chunk(iter)? {
+            (next, std::borrow::Cow::Borrowed(b)) => Some((next, b)),
+            (_, std::borrow::Cow::Owned(_)) => None,
+        }
+    }
+    fn from_header(bytes: &[u8]) -> Result<Self, String> {
+        CuckooFilter::from_header(bytes, config::max_filter_bytes()).map_err(|e| e.to_string())
+    }
+    fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), String> {
+        CuckooFilter::load_chunk(self, iter, data).map_err(|e| e.to_string())
+    }
+    fn mem_usage(&self) -> usize {
+        CuckooFilter::mem_usage(self)
+    }
+    fn try_clone(&self) -> Option<Self> {
+        CuckooFilter::try_clone(self, u64::MAX).ok()
+    }
+}
+
+/// Registers one data type with the generic callbacks.
+fn create_type<T: FilterValue>(
+    ctx: *mut raw::RedisModuleCtx,
+    ty: &ModuleType<T>,
+) -> Result<(), String> {
     let Some(create) = api!(RedisModule_CreateDataType) else {
         return Err("no RedisModule_CreateDataType".into());
     };
     let mut methods = raw::RedisModuleTypeMethods {
         version: 4,
-        rdb_load: Some(bloom_rdb_load),
-        rdb_save: Some(bloom_rdb_save),
-        aof_rewrite: Some(bloom_aof_rewrite),
-        mem_usage: Some(bloom_mem_usage),
-        digest: Some(bloom_digest),
-        free: Some(bloom_free),
+        rdb_load: Some(rdb_load::<T>),
+        rdb_save: Some(rdb_save::<T>),
+        aof_rewrite: Some(aof_rewrite::<T>),
+        mem_usage: Some(mem_usage::<T>),
+        digest: Some(digest::<T>),
+        free: Some(free::<T>),
         aux_load: None,
         aux_save: None,
         aux_save_triggers: 0,
-        free_effort: Some(bloom_free_effort),
+        free_effort: Some(free_effort::<T>),
         unlink: None,
-        copy: Some(bloom_copy),
+        copy: Some(copy::<T>),
         defrag: None,
         mem_usage2: None,
         free_effort2: None,
@@ -58,12 +134,21 @@ pub fn create_types(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
         aux_save2: None,
     };
     // SAFETY: valid load context; Redis copies the methods.
-    let t = unsafe { create(ctx, BLOOM_TYPE_NAME.as_ptr(), BLOOM_ENCVER, &mut methods) };
+    let t = unsafe { create(ctx, T::TYPE_NAME.as_ptr(), ENCVER, &mut methods) };
     if t.is_null() {
-        return Err("could not create data type MBbloom-- (is RedisBloom loaded too?)".into());
+        return Err(format!(
+            "could not create data type {} (is RedisBloom loaded too?)",
+            T::TYPE_NAME.to_string_lossy()
+        ));
     }
-    BLOOM.raw.store(t, std::sync::atomic::Ordering::Relaxed);
+    ty.raw.store(t, std::sync::atomic::Ordering::Relaxed);
     Ok(())
+}
+
+/// Registers the data types (called from OnLoad).
+pub fn create_types(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
+    create_type(ctx, &BLOOM)?;
+    create_type(ctx, &CUCKOO)
 }
 
 /// A string buffer read from RDB, freed on drop.
@@ -117,42 +202,46 @@ fn save_buffer(rdb: *mut raw::RedisModuleIO, data: &[u8]) {
     }
 }
 
-/// Reads a Bloom filter in encoding version 5; `None` on any inconsistency.
-fn load_bloom(rdb: *mut raw::RedisModuleIO, limits: &Limits) -> Result<BloomChain, String> {
+/// Reads a filter in encoding version 5.
+fn load<T: FilterValue>(rdb: *mut raw::RedisModuleIO) -> Result<T, String> {
     let header = RdbBuffer::load(rdb).ok_or("truncated payload (header)")?;
-    let mut chain = BloomChain::from_header(header.bytes(), limits)
-        .map_err(|e| format!("invalid Bloom header: {e:?}"))?;
+    let mut value = T::from_header(header.bytes()).map_err(|e| format!("invalid header: {e}"))?;
     drop(header);
-    for link in chain.links_mut() {
-        let data = link.data_mut();
-        for piece in data.chunks_mut(SCANDUMP_CHUNK as usize) {
-            let buf = RdbBuffer::load(rdb).ok_or("truncated payload (bits)")?;
-            if buf.bytes().len() != piece.len() {
-                return Err("bit array length does not match the header".into());
-            }
-            piece.copy_from_slice(buf.bytes());
-        }
+    // The chunk sequence follows from the header alone (the filter is zeroed).
+    let mut chunks = Vec::new();
+    let mut iter = 1i64;
+    while let Some((next, data)) = value.data_chunk(iter) {
+        chunks.push((next, data.len()));
+        iter = next;
     }
-    Ok(chain)
+    for (next, len) in chunks {
+        let buf = RdbBuffer::load(rdb).ok_or("truncated payload (data)")?;
+        if buf.bytes().len() != len {
+            return Err("data length does not match the header".into());
+        }
+        value.load_chunk(next, buf.bytes())?;
+    }
+    Ok(value)
 }
 
-extern "C" fn bloom_rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
-    guard("MBbloom-- rdb_load", std::ptr::null_mut(), || {
-        if encver != BLOOM_ENCVER {
+extern "C" fn rdb_load<T: FilterValue>(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
+    guard("rdb_load", std::ptr::null_mut(), || {
+        let name = T::TYPE_NAME.to_string_lossy();
+        if encver != ENCVER {
             log(
                 std::ptr::null_mut(),
                 c"warning",
-                &format!("ferrobloom: cannot load MBbloom-- encoding version {encver} (RedisBloom's own format); only version {BLOOM_ENCVER} is supported"),
+                &format!("ferrobloom: cannot load {name} encoding version {encver} (RedisBloom's own format); only version {ENCVER} is supported"),
             );
             return std::ptr::null_mut();
         }
-        match load_bloom(rdb, &config::bloom_limits()) {
-            Ok(chain) => Box::into_raw(Box::new(chain)) as *mut c_void,
+        match load::<T>(rdb) {
+            Ok(v) => Box::into_raw(Box::new(v)) as *mut c_void,
             Err(why) => {
                 log(
                     std::ptr::null_mut(),
                     c"warning",
-                    &format!("ferrobloom: refusing Bloom payload: {why}"),
+                    &format!("ferrobloom: refusing {name} payload: {why}"),
                 );
                 std::ptr::null_mut()
             }
@@ -161,29 +250,29 @@ extern "C" fn bloom_rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mu
 }
 
 /// # Safety
-/// `value` must be a `BloomChain` we stored.
-unsafe fn chain<'a>(value: *const c_void) -> Option<&'a BloomChain> {
-    (value as *const BloomChain).as_ref()
+/// `value` must be a `T` we stored (Redis only passes values of our type).
+unsafe fn value<'a, T>(value: *const c_void) -> Option<&'a T> {
+    (value as *const T).as_ref()
 }
 
-extern "C" fn bloom_rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
-    guard("MBbloom-- rdb_save", (), || {
+extern "C" fn rdb_save<T: FilterValue>(rdb: *mut raw::RedisModuleIO, v: *mut c_void) {
+    guard("rdb_save", (), || {
         // SAFETY: Redis passes our value.
-        let Some(c) = (unsafe { chain(value) }) else {
+        let Some(v) = (unsafe { value::<T>(v) }) else {
             return;
         };
-        save_buffer(rdb, &c.encode_header());
-        for link in c.links() {
-            for piece in link.data().chunks(SCANDUMP_CHUNK as usize) {
-                save_buffer(rdb, piece);
-            }
+        save_buffer(rdb, &v.header());
+        let mut iter = 1i64;
+        while let Some((next, data)) = v.data_chunk(iter) {
+            save_buffer(rdb, data);
+            iter = next;
         }
     })
 }
 
 /// Emits one `<cmd> key <iterator> <data>` command into an AOF rewrite (the
 /// SCANDUMP/LOADCHUNK protocol: iterator 1 carries the header).
-pub(crate) fn emit_loadchunk(
+fn emit_loadchunk(
     aof: *mut raw::RedisModuleIO,
     cmd: &CStr,
     key: *mut raw::RedisModuleString,
@@ -206,81 +295,86 @@ pub(crate) fn emit_loadchunk(
     }
 }
 
-extern "C" fn bloom_aof_rewrite(
+extern "C" fn aof_rewrite<T: FilterValue>(
     aof: *mut raw::RedisModuleIO,
     key: *mut raw::RedisModuleString,
-    value: *mut c_void,
+    v: *mut c_void,
 ) {
-    guard("MBbloom-- aof_rewrite", (), || {
+    guard("aof_rewrite", (), || {
         // SAFETY: Redis passes our value.
-        let Some(c) = (unsafe { chain(value) }) else {
+        let Some(v) = (unsafe { value::<T>(v) }) else {
             return;
         };
-        emit_loadchunk(aof, c"BF.LOADCHUNK", key, 1, &c.encode_header());
+        emit_loadchunk(aof, T::LOADCHUNK, key, 1, &v.header());
         let mut iter = 1i64;
-        while let Some((next, data)) = c.scandump_chunk(iter) {
-            emit_loadchunk(aof, c"BF.LOADCHUNK", key, next, data);
+        while let Some((next, data)) = v.data_chunk(iter) {
+            emit_loadchunk(aof, T::LOADCHUNK, key, next, data);
             iter = next;
         }
     })
 }
 
-extern "C" fn bloom_mem_usage(value: *const c_void) -> usize {
-    guard("MBbloom-- mem_usage", 0, || {
+extern "C" fn mem_usage<T: FilterValue>(v: *const c_void) -> usize {
+    guard("mem_usage", 0, || {
         // SAFETY: Redis passes our value.
-        unsafe { chain(value) }.map_or(0, |c| c.mem_usage() as usize)
+        unsafe { value::<T>(v) }.map_or(0, |v| v.mem_usage())
     })
 }
 
-extern "C" fn bloom_digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
-    guard("MBbloom-- digest", (), || {
+extern "C" fn digest<T: FilterValue>(md: *mut raw::RedisModuleDigest, v: *mut c_void) {
+    guard("digest", (), || {
         // SAFETY: Redis passes our value.
-        let (Some(c), Some(add), Some(end)) = (
-            unsafe { chain(value) },
+        let (Some(v), Some(add), Some(end)) = (
+            unsafe { value::<T>(v) },
             api!(RedisModule_DigestAddStringBuffer),
             api!(RedisModule_DigestEndSequence),
         ) else {
             return;
         };
-        let header = c.encode_header();
+        let header = v.header();
         // SAFETY: valid digest; buffers readable.
-        unsafe {
-            add(md, header.as_ptr() as *const c_char, header.len());
-            for link in c.links() {
-                add(md, link.data().as_ptr() as *const c_char, link.data().len());
-            }
-            end(md);
+        unsafe { add(md, header.as_ptr() as *const c_char, header.len()) };
+        let mut iter = 1i64;
+        while let Some((next, data)) = v.data_chunk(iter) {
+            // SAFETY: as above.
+            unsafe { add(md, data.as_ptr() as *const c_char, data.len()) };
+            iter = next;
         }
+        // SAFETY: valid digest.
+        unsafe { end(md) };
     })
 }
 
-extern "C" fn bloom_free(value: *mut c_void) {
-    guard("MBbloom-- free", (), || {
-        if !value.is_null() {
+extern "C" fn free<T: FilterValue>(v: *mut c_void) {
+    guard("free", (), || {
+        if !v.is_null() {
             // SAFETY: created with Box::into_raw by us; freed once.
-            drop(unsafe { Box::from_raw(value as *mut BloomChain) });
+            drop(unsafe { Box::from_raw(v as *mut T) });
         }
     })
 }
 
 /// Large filters are freed on the lazy-free thread (effort above 64).
-extern "C" fn bloom_free_effort(_key: *mut raw::RedisModuleString, value: *const c_void) -> usize {
-    guard("MBbloom-- free_effort", 1, || {
+extern "C" fn free_effort<T: FilterValue>(
+    _key: *mut raw::RedisModuleString,
+    v: *const c_void,
+) -> usize {
+    guard("free_effort", 1, || {
         // SAFETY: Redis passes our value.
-        unsafe { chain(value) }.map_or(1, |c| 1 + (c.mem_usage() >> 16) as usize)
+        unsafe { value::<T>(v) }.map_or(1, |v| 1 + (v.mem_usage() >> 16))
     })
 }
 
-extern "C" fn bloom_copy(
+extern "C" fn copy<T: FilterValue>(
     _from: *mut raw::RedisModuleString,
     _to: *mut raw::RedisModuleString,
-    value: *const c_void,
+    v: *const c_void,
 ) -> *mut c_void {
-    guard("MBbloom-- copy", std::ptr::null_mut(), || {
+    guard("copy", std::ptr::null_mut(), || {
         // SAFETY: Redis passes our value.
-        match unsafe { chain(value) }.map(|c| c.try_clone()) {
-            Some(Ok(copy)) => Box::into_raw(Box::new(copy)) as *mut c_void,
-            _ => std::ptr::null_mut(),
+        match unsafe { value::<T>(v) }.and_then(|v| v.try_clone()) {
+            Some(copy) => Box::into_raw(Box::new(copy)) as *mut c_void,
+            None => std::ptr::null_mut(),
         }
     })
 }

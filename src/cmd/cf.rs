@@ -1,0 +1,382 @@
+//! CF.* argument parsing (spec 4), with RedisBloom's syntax, defaults and error
+//! texts; keywords match whole arguments only in option positions (Q1-Q3), and
+//! ferrobloom's `ERROR rate` option (a user-chosen false-positive rate, which
+//! picks the fingerprint width) is accepted by CF.RESERVE and CF.INSERT[NX].
+
+use super::errors::{self as e, CmdError};
+use super::parse::{is_keyword, parse_f64, parse_i64, ArgList};
+use crate::core::bloom::MAX_CAPACITY;
+use crate::core::cuckoo::{fp_bits_for_error, CuckooParams, DEFAULT_FP_BITS, MAX_EXPANSION};
+
+/// Defaults for what a command does not say (from the module configuration).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CuckooDefaults {
+    pub capacity: u64,
+    pub bucket_size: u8,
+    pub max_iterations: u16,
+    pub expansion: u32,
+    /// `None`: RedisBloom's 8-bit fingerprints.
+    pub error: Option<f64>,
+}
+
+impl CuckooDefaults {
+    /// Creation parameters for `capacity` (and an optional error rate) with
+    /// everything else from the defaults.
+    pub fn params(&self, capacity: u64, error: Option<f64>) -> Result<CuckooParams, CmdError> {
+        make_params(
+            capacity,
+            self.bucket_size,
+            self.max_iterations,
+            self.expansion,
+            error.or(self.error),
+        )
+    }
+}
+
+fn make_params(
+    capacity: u64,
+    bucket_size: u8,
+    max_iterations: u16,
+    expansion: u32,
+    error: Option<f64>,
+) -> Result<CuckooParams, CmdError> {
+    let fp_bits = match error {
+        None => DEFAULT_FP_BITS,
+        Some(r) => fp_bits_for_error(r, bucket_size).ok_or(e::CF_ERROR_TOO_SMALL)?,
+    };
+    Ok(CuckooParams {
+        capacity,
+        bucket_size,
+        max_iterations,
+        expansion,
+        fp_bits,
+        error_rate: error,
+    })
+}
+
+/// An error rate for the ERROR option: strictly inside (0, 1).
+fn error_rate(v: &[u8]) -> Result<f64, CmdError> {
+    let r = parse_f64(v).ok_or(e::CF_BAD_ERROR)?;
+    if r > 0.0 && r < 1.0 {
+        Ok(r)
+    } else {
+        Err(e::CF_ERROR_RANGE.into())
+    }
+}
+
+fn ranged(
+    v: &[u8],
+    lo: i64,
+    hi: i64,
+    bad: &'static str,
+    range: &'static str,
+) -> Result<i64, CmdError> {
+    let x = parse_i64(v).ok_or(bad)?;
+    if (lo..=hi).contains(&x) {
+        Ok(x)
+    } else {
+        Err(range.into())
+    }
+}
+
+/// `CF.RESERVE key capacity [BUCKETSIZE bs] [MAXITERATIONS mi] [EXPANSION exp] [ERROR rate]`
+pub fn parse_reserve<'a>(
+    args: &impl ArgList<'a>,
+    d: &CuckooDefaults,
+) -> Result<CuckooParams, CmdError> {
+    let n = args.count();
+    if n < 3 || n % 2 == 0 {
+        return Err(CmdError::WrongArity);
+    }
+    let capacity = args.arg(2).and_then(parse_i64).ok_or(e::CF_BAD_CAPACITY)?;
+    let (mut bucket_size, mut max_iterations, mut expansion, mut error) =
+        (d.bucket_size, d.max_iterations, d.expansion, d.error);
+    let mut i = 3;
+    while let (Some(k), Some(v)) = (args.arg(i), args.arg(i + 1)) {
+        if is_keyword(k, "BUCKETSIZE") {
+            bucket_size = ranged(v, 1, 255, e::CF_PARSE_BUCKETSIZE, e::CF_BUCKETSIZE_RANGE)? as u8;
+        } else if is_keyword(k, "MAXITERATIONS") {
+            max_iterations = ranged(
+                v,
+                1,
+                65535,
+                e::CF_PARSE_MAXITERATIONS,
+                e::CF_MAXITERATIONS_RANGE,
+            )? as u16;
+        } else if is_keyword(k, "EXPANSION") {
+            expansion = ranged(
+                v,
+                0,
+                MAX_EXPANSION as i64,
+                e::CF_PARSE_EXPANSION,
+                e::CF_EXPANSION_RANGE,
+            )? as u32;
+        } else if is_keyword(k, "ERROR") {
+            error = Some(error_rate(v)?);
+        } else {
+            return Err(e::UNKNOWN_ARGUMENT.into());
+        }
+        i += 2;
+    }
+    if capacity < 2 * i64::from(bucket_size) || capacity > MAX_CAPACITY as i64 {
+        return Err(e::CF_RESERVE_CAPACITY_RANGE.into());
+    }
+    make_params(
+        capacity as u64,
+        bucket_size,
+        max_iterations,
+        expansion,
+        error,
+    )
+}
+
+/// Parsed CF.INSERT / CF.INSERTNX options.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InsertArgs {
+    /// How to create a missing key; `None` with NOCREATE.
+    pub create: Option<CuckooParams>,
+    /// Index of the first item in argv.
+    pub items_from: usize,
+}
+
+/// `CF.INSERT[NX] key [CAPACITY cap] [ERROR rate] [NOCREATE] ITEMS item [item ...]`
+pub fn parse_insert<'a>(
+    args: &impl ArgList<'a>,
+    d: &CuckooDefaults,
+) -> Result<InsertArgs, CmdError> {
+    if args.count() < 4 {
+        return Err(CmdError::WrongArity);
+    }
+    let (mut capacity, mut error, mut nocreate) = (None, None, false);
+    let mut i = 2;
+    let items_from = loop {
+        let a = args.arg(i).ok_or(CmdError::WrongArity)?;
+        let value = || args.arg(i + 1).ok_or(CmdError::WrongArity);
+        if is_keyword(a, "ITEMS") {
+            if i + 1 >= args.count() {
+                return Err(CmdError::WrongArity);
+            }
+            break i + 1;
+        } else if is_keyword(a, "CAPACITY") {
+            let c = parse_i64(value()?).ok_or(e::CF_BAD_CAPACITY)?;
+            if c < 2 * i64::from(d.bucket_size) || c > MAX_CAPACITY as i64 {
+                return Err(e::CF_INSERT_CAPACITY_RANGE.into());
+            }
+            capacity = Some(c as u64);
+            i += 2;
+        } else if is_keyword(a, "ERROR") {
+            error = Some(error_rate(value()?)?);
+            i += 2;
+        } else if is_keyword(a, "NOCREATE") {
+            nocreate = true;
+            i += 1;
+        } else {
+            return Err(e::UNKNOWN_ARGUMENT.into());
+        }
+    };
+    if nocreate && (capacity.is_some() || error.is_some()) {
+        return Err(e::NOCREATE_WITH_OPTIONS.into());
+    }
+    let create = if nocreate {
+        None
+    } else {
+        Some(d.params(capacity.unwrap_or(d.capacity), error)?)
+    };
+    Ok(InsertArgs { create, items_from })
+}
+
+/// A SCANDUMP/LOADCHUNK iterator: `Invalid position` unless an integer >= 0.
+pub fn parse_position(v: &[u8]) -> Result<i64, CmdError> {
+    parse_i64(v)
+        .filter(|p| *p >= 0)
+        .ok_or(e::CF_INVALID_POSITION.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const D: CuckooDefaults = CuckooDefaults {
+        capacity: 1024,
+        bucket_size: 2,
+        max_iterations: 20,
+        expansion: 1,
+        error: None,
+    };
+
+    fn reserve(args: &[&str]) -> Result<CuckooParams, CmdError> {
+        let v: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
+        parse_reserve(&v.as_slice(), &D)
+    }
+
+    fn insert(args: &[&str]) -> Result<InsertArgs, CmdError> {
+        let v: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
+        parse_insert(&v.as_slice(), &D)
+    }
+
+    fn err<T: std::fmt::Debug>(r: Result<T, CmdError>) -> String {
+        r.unwrap_err().text().to_string()
+    }
+
+    #[test]
+    fn reserve_options_defaults_and_errors() {
+        let p = reserve(&["CF.RESERVE", "k", "1000"]).unwrap();
+        assert_eq!(
+            (
+                p.capacity,
+                p.bucket_size,
+                p.max_iterations,
+                p.expansion,
+                p.fp_bits,
+                p.error_rate
+            ),
+            (1000, 2, 20, 1, 8, None)
+        );
+        let p = reserve(&[
+            "cf.reserve",
+            "k",
+            "64",
+            "bucketsize",
+            "4",
+            "MAXITERATIONS",
+            "50",
+            "EXPANSION",
+            "2",
+            "ERROR",
+            "0.001",
+        ])
+        .unwrap();
+        assert_eq!((p.bucket_size, p.max_iterations, p.expansion), (4, 50, 2));
+        assert_eq!(p.error_rate, Some(0.001));
+        assert!(p.fp_bits > 8);
+        assert!(reserve(&["CF.RESERVE", "k", "2", "BUCKETSIZE", "1"]).is_ok());
+        assert_eq!(
+            err(reserve(&["CF.RESERVE", "k"])),
+            "ERR wrong number of arguments"
+        );
+        assert_eq!(
+            err(reserve(&["CF.RESERVE", "k", "10", "BUCKETSIZE"])),
+            "ERR wrong number of arguments"
+        );
+        assert_eq!(err(reserve(&["CF.RESERVE", "k", "x"])), "Bad capacity");
+        assert_eq!(
+            err(reserve(&["CF.RESERVE", "k", "10", "BUCKETSIZE", "x"])),
+            "Couldn't parse BUCKETSIZE"
+        );
+        assert_eq!(
+            err(reserve(&["CF.RESERVE", "k", "10", "BUCKETSIZE", "256"])),
+            "BUCKETSIZE: value must be in the range [1, 255]"
+        );
+        assert_eq!(
+            err(reserve(&["CF.RESERVE", "k", "10", "MAXITERATIONS", "0"])),
+            "MAXITERATIONS: value must be in the range [1, 65535]"
+        );
+        assert_eq!(
+            err(reserve(&["CF.RESERVE", "k", "10", "MAXITERATIONS", "q"])),
+            "Couldn't parse MAXITERATIONS"
+        );
+        assert_eq!(
+            err(reserve(&["CF.RESERVE", "k", "10", "EXPANSION", "40000"])),
+            "EXPANSION: value must be in the range [0, 32768]"
+        );
+        assert_eq!(
+            err(reserve(&["CF.RESERVE", "k", "10", "EXPANSION", "q"])),
+            "Couldn't parse EXPANSION"
+        );
+        assert_eq!(
+            err(reserve(&["CF.RESERVE", "k", "3"])),
+            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"
+        );
+        assert_eq!(
+            err(reserve(&["CF.RESERVE", "k", "1073741825"])),
+            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"
+        );
+        assert_eq!(
+            err(reserve(&["CF.RESERVE", "k", "10", "FOO", "1"])),
+            "Unknown argument received"
+        );
+        assert_eq!(
+            err(reserve(&["CF.RESERVE", "k", "10", "ERROR", "2"])),
+            "ERROR: value must be in the range (0, 1)"
+        );
+        assert_eq!(
+            err(reserve(&["CF.RESERVE", "k", "10", "ERROR", "x"])),
+            "Couldn't parse ERROR"
+        );
+        assert_eq!(
+            err(reserve(&["CF.RESERVE", "k", "10", "ERROR", "1e-12"])),
+            "ERROR: rate too small even for 32-bit fingerprints"
+        );
+        // Q1/Q2: a key named like a keyword, and no read past argv.
+        assert!(reserve(&["CF.RESERVE", "BUCKETSIZE", "10"]).is_ok());
+    }
+
+    #[test]
+    fn insert_options_and_errors() {
+        let a = insert(&["CF.INSERT", "k", "ITEMS", "a", "b"]).unwrap();
+        assert_eq!(a.items_from, 3);
+        assert_eq!(a.create.unwrap().capacity, 1024);
+        let a = insert(&[
+            "CF.INSERT",
+            "k",
+            "CAPACITY",
+            "100",
+            "ERROR",
+            "0.0001",
+            "ITEMS",
+            "a",
+        ])
+        .unwrap();
+        let p = a.create.unwrap();
+        assert_eq!((p.capacity, p.error_rate), (100, Some(0.0001)));
+        assert_eq!(
+            insert(&["CF.INSERT", "k", "NOCREATE", "ITEMS", "a"])
+                .unwrap()
+                .create,
+            None
+        );
+        assert_eq!(
+            err(insert(&["CF.INSERT", "k", "CAPACITY", "x", "ITEMS", "a"])),
+            "Bad capacity"
+        );
+        assert_eq!(
+            err(insert(&["CF.INSERT", "k", "CAPACITY", "3", "ITEMS", "a"])),
+            "Capacity must be in the range [cf-bucket-size * 2, 1073741824]"
+        );
+        assert_eq!(
+            err(insert(&["CF.INSERT", "k", "ITEMS"])),
+            "ERR wrong number of arguments"
+        );
+        assert_eq!(
+            err(insert(&["CF.INSERT", "k", "CAPACITY"])),
+            "ERR wrong number of arguments"
+        );
+        assert_eq!(
+            err(insert(&["CF.INSERT", "k", "ixyz", "a"])),
+            "Unknown argument received"
+        );
+        assert_eq!(
+            err(insert(&[
+                "CF.INSERT",
+                "k",
+                "NOCREATE",
+                "CAPACITY",
+                "10",
+                "ITEMS",
+                "a"
+            ])),
+            "ERR NOCREATE cannot be combined with CAPACITY or ERROR"
+        );
+    }
+
+    #[test]
+    fn positions() {
+        assert_eq!(parse_position(b"0"), Ok(0));
+        assert_eq!(parse_position(b"17"), Ok(17));
+        assert_eq!(
+            parse_position(b"-1").unwrap_err().text(),
+            "Invalid position"
+        );
+        assert_eq!(parse_position(b"x").unwrap_err().text(), "Invalid position");
+    }
+}

@@ -1,0 +1,357 @@
+//! CF.* command handlers: parse (crate::cmd::cf) -> core (crate::core::cuckoo)
+//! -> reply, on the same plumbing as BF (key states, error catalogue,
+//! replication of implicit creation, trampolines).
+
+use super::api::{Args, Ctx, Key, KeyState};
+use super::bf::CmdResult;
+use super::config::{cuckoo_defaults, max_filter_bytes, CF_MAX_EXPANSIONS};
+use super::types::CUCKOO;
+use crate::cmd::cf::{parse_insert, parse_position, parse_reserve};
+use crate::cmd::errors::{self as e, cuckoo as map_err, CmdError, Op};
+use crate::core::cuckoo::{CuckooFilter, CuckooHash, CuckooParams};
+use crate::core::hash::ItemHash;
+
+/// Work budget of one CF.COMPACT (units of `CuckooFilter::compact_step`: about
+/// one slot each). A larger filter is compacted over several calls, so one call
+/// never stalls the server; the pass resumes where it stopped (and is persisted).
+pub const COMPACT_BUDGET: u64 = 1 << 20;
+
+fn hash(item: &[u8]) -> CuckooHash {
+    let h = ItemHash::of(item);
+    CuckooHash::from_halves(h.lo, h.hi)
+}
+
+fn key_name(args: &Args) -> Result<*mut redis_module::raw::RedisModuleString, CmdError> {
+    args.raw(1).ok_or(CmdError::WrongArity)
+}
+
+/// Creates a filter in a missing key.
+fn create(key: &mut Key, p: &CuckooParams) -> CmdResult {
+    let f = CuckooFilter::new(p, max_filter_bytes()).map_err(|err| map_err(Op::Create, &err))?;
+    if key.set(&CUCKOO, Box::new(f)) {
+        Ok(())
+    } else {
+        Err(e::CF_COULD_NOT_CREATE.into())
+    }
+}
+
+/// Replicates the creation of a filter with every parameter spelled out.
+fn replicate_reserve(ctx: Ctx, key: *mut redis_module::raw::RedisModuleString, p: &CuckooParams) {
+    let cap = p.capacity.to_string();
+    let bs = p.bucket_size.to_string();
+    let mi = p.max_iterations.to_string();
+    let ex = p.expansion.to_string();
+    let err = p.error_rate.map(|r| format!("{r}"));
+    let mut args: Vec<&[u8]> = vec![
+        cap.as_bytes(),
+        b"BUCKETSIZE",
+        bs.as_bytes(),
+        b"MAXITERATIONS",
+        mi.as_bytes(),
+        b"EXPANSION",
+        ex.as_bytes(),
+    ];
+    if let Some(r) = &err {
+        args.extend_from_slice(&[b"ERROR", r.as_bytes()]);
+    }
+    ctx.replicate(c"CF.RESERVE", key, &args);
+}
+
+/// CF.RESERVE key capacity [BUCKETSIZE bs] [MAXITERATIONS mi] [EXPANSION e] [ERROR rate]
+pub fn reserve(ctx: Ctx, args: Args) -> CmdResult {
+    let p = parse_reserve(&args, &cuckoo_defaults())?;
+    let mut key = Key::open(ctx, key_name(&args)?, true);
+    match key.state(&CUCKOO) {
+        KeyState::Missing => {}
+        KeyState::WrongType => return Err(e::WRONG_TYPE.into()),
+        KeyState::Found => return Err(e::ITEM_EXISTS.into()),
+    }
+    create(&mut key, &p)?;
+    ctx.replicate_verbatim();
+    ctx.reply_ok();
+    Ok(())
+}
+
+/// Opens the key for an insert command, creating the filter when missing and
+/// allowed. Returns the parameters it was created with, if it was.
+fn open_for_insert(
+    key: &mut Key,
+    create_with: Option<CuckooParams>,
+) -> Result<Option<CuckooParams>, CmdError> {
+    match (key.state(&CUCKOO), create_with) {
+        (KeyState::WrongType, _) => Err(e::WRONG_TYPE.into()),
+        (KeyState::Found, _) => Ok(None),
+        (KeyState::Missing, None) => Err(e::NOT_FOUND.into()),
+        (KeyState::Missing, Some(p)) => create(key, &p).map(|()| Some(p)),
+    }
+}
+
+fn replicate_insert(
+    ctx: Ctx,
+    name: *mut redis_module::raw::RedisModuleString,
+    created: Option<CuckooParams>,
+    changed: bool,
+) {
+    if let Some(p) = created {
+        replicate_reserve(ctx, name, &p);
+    }
+    if changed {
+        ctx.replicate_verbatim();
+    }
+}
+
+/// Inserts one item; `Ok(false)` only for NX when the item tests present.
+fn insert_one(
+    f: &mut CuckooFilter,
+    item: &[u8],
+    nx: bool,
+) -> Result<bool, crate::core::cuckoo::CuckooError> {
+    let h = hash(item);
+    let max_filters = CF_MAX_EXPANSIONS.get() as u32;
+    let max_bytes = max_filter_bytes();
+    if nx {
+        f.insert_unique(&h, max_filters, max_bytes)
+    } else {
+        f.insert(&h, max_filters, max_bytes).map(|()| true)
+    }
+}
+
+fn add_one(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
+    if args.len() != 3 {
+        return Err(CmdError::WrongArity);
+    }
+    let d = cuckoo_defaults();
+    let name = key_name(&args)?;
+    let mut key = Key::open(ctx, name, true);
+    let created = open_for_insert(&mut key, Some(d.params(d.capacity, None)?))?;
+    let f = key.existing(&CUCKOO)?;
+    let r = insert_one(f, args.bytes(2), nx);
+    replicate_insert(ctx, name, created, matches!(r, Ok(true)));
+    ctx.reply_bool(r.map_err(|err| map_err(Op::Insert, &err))?);
+    Ok(())
+}
+
+/// CF.ADD key item
+pub fn add(ctx: Ctx, args: Args) -> CmdResult {
+    add_one(ctx, args, false)
+}
+
+/// CF.ADDNX key item
+pub fn addnx(ctx: Ctx, args: Args) -> CmdResult {
+    add_one(ctx, args, true)
+}
+
+fn insert_many(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
+    let a = parse_insert(&args, &cuckoo_defaults())?;
+    let name = key_name(&args)?;
+    let mut key = Key::open(ctx, name, true);
+    let created = open_for_insert(&mut key, a.create)?;
+    let f = key.existing(&CUCKOO)?;
+    let resp3 = ctx.is_resp3();
+    let mut changed = false;
+    ctx.reply_array(args.len().saturating_sub(a.items_from));
+    for item in args.iter_from(a.items_from) {
+        let r = insert_one(f, item, nx);
+        changed |= matches!(r, Ok(true));
+        match r {
+            Ok(true) if nx => ctx.reply_integer(1),
+            Ok(true) => ctx.reply_bool(true),
+            Ok(false) => ctx.reply_integer(0),
+            // No room: -1 (RESP3: false for CF.INSERT; CF.INSERTNX stays -1).
+            Err(_) if resp3 && !nx => ctx.reply_bool(false),
+            Err(_) => ctx.reply_integer(-1),
+        }
+    }
+    replicate_insert(ctx, name, created, changed);
+    Ok(())
+}
+
+/// CF.INSERT key [CAPACITY cap] [ERROR rate] [NOCREATE] ITEMS item [item ...]
+pub fn insert(ctx: Ctx, args: Args) -> CmdResult {
+    insert_many(ctx, args, false)
+}
+
+/// CF.INSERTNX key [CAPACITY cap] [ERROR rate] [NOCREATE] ITEMS item [item ...]
+pub fn insertnx(ctx: Ctx, args: Args) -> CmdResult {
+    insert_many(ctx, args, true)
+}
+
+/// CF.EXISTS key item
+pub fn exists(ctx: Ctx, args: Args) -> CmdResult {
+    if args.len() != 3 {
+        return Err(CmdError::WrongArity);
+    }
+    let mut key = Key::open(ctx, key_name(&args)?, false);
+    let present = key
+        .present(&CUCKOO)
+        .is_some_and(|f| f.contains(&hash(args.bytes(2))));
+    ctx.reply_bool(present);
+    Ok(())
+}
+
+/// CF.MEXISTS key item [item ...]
+pub fn mexists(ctx: Ctx, args: Args) -> CmdResult {
+    if args.len() < 3 {
+        return Err(CmdError::WrongArity);
+    }
+    let mut key = Key::open(ctx, key_name(&args)?, false);
+    let f = key.present(&CUCKOO);
+    ctx.reply_array(args.len() - 2);
+    for item in args.iter_from(2) {
+        ctx.reply_bool(f.is_some_and(|f| f.contains(&hash(item))));
+    }
+    Ok(())
+}
+
+/// CF.COUNT key item
+pub fn count(ctx: Ctx, args: Args) -> CmdResult {
+    if args.len() != 3 {
+        return Err(CmdError::WrongArity);
+    }
+    let mut key = Key::open(ctx, key_name(&args)?, false);
+    let n = key
+        .present(&CUCKOO)
+        .map_or(0, |f| f.count(&hash(args.bytes(2))));
+    ctx.reply_integer(n as i64);
+    Ok(())
+}
+
+/// CF.DEL key item
+pub fn del(ctx: Ctx, args: Args) -> CmdResult {
+    if args.len() != 3 {
+        return Err(CmdError::WrongArity);
+    }
+    let mut key = Key::open(ctx, key_name(&args)?, true);
+    if key.state(&CUCKOO) != KeyState::Found {
+        return Err(e::CF_DEL_NOT_FOUND.into());
+    }
+    let deleted = key.existing(&CUCKOO)?.delete(&hash(args.bytes(2)));
+    if deleted {
+        ctx.replicate_verbatim();
+    }
+    ctx.reply_bool(deleted);
+    Ok(())
+}
+
+/// CF.COMPACT key
+pub fn compact(ctx: Ctx, args: Args) -> CmdResult {
+    if args.len() != 2 {
+        return Err(CmdError::WrongArity);
+    }
+    let mut key = Key::open(ctx, key_name(&args)?, true);
+    if key.state(&CUCKOO) != KeyState::Found {
+        return Err(e::CF_COMPACT_NOT_FOUND.into());
+    }
+    key.existing(&CUCKOO)?.compact_step(COMPACT_BUDGET);
+    ctx.replicate_verbatim();
+    ctx.reply_ok();
+    Ok(())
+}
+
+/// CF.INFO key
+pub fn info(ctx: Ctx, args: Args) -> CmdResult {
+    if args.len() != 2 {
+        return Err(CmdError::WrongArity);
+    }
+    let mut key = Key::open(ctx, key_name(&args)?, false);
+    let f = key.existing(&CUCKOO)?;
+    let ints: [(&std::ffi::CStr, u64); 9] = [
+        (c"Size", f.mem_usage() as u64),
+        (c"Number of buckets", f.base_buckets()),
+        (c"Number of filters", f.num_filters() as u64),
+        (c"Number of items inserted", f.num_items()),
+        (c"Number of items deleted", f.num_deletes()),
+        (c"Bucket size", u64::from(f.bucket_size())),
+        (c"Expansion rate", u64::from(f.expansion())),
+        (c"Max iterations", u64::from(f.max_iterations())),
+        // ferrobloom's fields follow RedisBloom's.
+        (c"Fingerprint size", u64::from(f.fp_bits())),
+    ];
+    ctx.reply_map(ints.len() + 1);
+    for (label, v) in ints {
+        ctx.reply_simple(label);
+        ctx.reply_integer(v as i64);
+    }
+    ctx.reply_simple(c"Error rate");
+    match f.error_rate() {
+        Some(r) => ctx.reply_double(r),
+        None => ctx.reply_null(),
+    }
+    Ok(())
+}
+
+/// CF.SCANDUMP key iterator
+pub fn scandump(ctx: Ctx, args: Args) -> CmdResult {
+    if args.len() != 3 {
+        return Err(CmdError::WrongArity);
+    }
+    let iter = parse_position(args.bytes(2))?;
+    let mut key = Key::open(ctx, key_name(&args)?, false);
+    let f = key.existing(&CUCKOO)?;
+    ctx.reply_array(2);
+    match f.scandump_chunk(iter) {
+        Some((next, data)) => {
+            ctx.reply_integer(next);
+            ctx.reply_bulk(&data);
+        }
+        None => {
+            ctx.reply_integer(0);
+            ctx.reply_null();
+        }
+    }
+    Ok(())
+}
+
+/// CF.LOADCHUNK key iterator data
+pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
+    if args.len() != 4 {
+        return Err(CmdError::WrongArity);
+    }
+    let iter = parse_position(args.bytes(2))?;
+    if iter == 0 {
+        return Err(e::CF_INVALID_POSITION.into());
+    }
+    let data = args.bytes(3);
+    let mut key = Key::open(ctx, key_name(&args)?, true);
+    match (key.state(&CUCKOO), iter) {
+        (KeyState::WrongType, _) => return Err(e::WRONG_TYPE.into()),
+        (KeyState::Found, 1) => return Err(e::ITEM_EXISTS.into()),
+        (KeyState::Missing, 1) => {
+            let f = CuckooFilter::from_header(data, max_filter_bytes())
+                .map_err(|err| map_err(Op::Load, &err))?;
+            if !key.set(&CUCKOO, Box::new(f)) {
+                return Err(e::CF_CANNOT_CREATE.into());
+            }
+        }
+        (KeyState::Missing, _) => return Err(e::NOT_FOUND.into()),
+        (KeyState::Found, _) => {
+            key.existing(&CUCKOO)?
+                .load_chunk(iter, data)
+                .map_err(|err| map_err(Op::Load, &err))?;
+        }
+    }
+    ctx.replicate_verbatim();
+    ctx.reply_ok();
+    Ok(())
+}
+
+/// CF.DEBUG key
+pub fn debug(ctx: Ctx, args: Args) -> CmdResult {
+    if args.len() != 2 {
+        return Err(CmdError::WrongArity);
+    }
+    let mut key = Key::open(ctx, key_name(&args)?, false);
+    let f = key.existing(&CUCKOO)?;
+    let line = format!(
+        "bktsize:{} buckets:{} items:{} deletes:{} filters:{} max_iterations:{} expansion:{}",
+        f.bucket_size(),
+        f.base_buckets(),
+        f.num_items(),
+        f.num_deletes(),
+        f.num_filters(),
+        f.max_iterations(),
+        f.expansion()
+    );
+    ctx.reply_bulk(line.as_bytes());
+    Ok(())
+}
