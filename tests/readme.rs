@@ -9,21 +9,31 @@ use common::*;
 
 const README: &str = include_str!("../README.md");
 
-/// The fenced block that follows the `<!-- readme-test: <kind>` marker.
-fn block(kind: &str) -> &'static str {
+/// Every fenced block that follows a `<!-- readme-test: <kind>` marker.
+fn blocks(kind: &str) -> Vec<&'static str> {
     let marker = format!("<!-- readme-test: {kind}");
-    let start = README
-        .find(&marker)
-        .unwrap_or_else(|| panic!("README has no {marker}"));
-    let rest = &README[start..];
-    let open = rest.find("```").expect("fence") + 3;
-    let body_start = open + rest[open..].find('\n').expect("fence line") + 1;
-    let body_len = rest[body_start..].find("```").expect("closing fence");
-    &rest[body_start..body_start + body_len]
+    let found: Vec<&'static str> = README
+        .match_indices(&marker)
+        .map(|(start, _)| {
+            let rest = &README[start..];
+            let open = rest.find("```").expect("fence") + 3;
+            let body_start = open + rest[open..].find('\n').expect("fence line") + 1;
+            let body_len = rest[body_start..].find("```").expect("closing fence");
+            &rest[body_start..body_start + body_len]
+        })
+        .collect();
+    assert!(!found.is_empty(), "README has no {marker}");
+    found
 }
 
 #[test]
-fn readme_redis_cli_session_replays_exactly() {
+fn readme_redis_cli_sessions_replay_exactly() {
+    for block in blocks("redis-cli") {
+        replay(block);
+    }
+}
+
+fn replay(block: &str) {
     let server = Server::start();
     let mut commands = 0;
     let mut current: Option<(String, Vec<String>)> = None;
@@ -36,8 +46,11 @@ fn readme_redis_cli_session_replays_exactly() {
         let want: Vec<&str> = expected.iter().map(|l| l.trim()).collect();
         assert_eq!(got, want, "README command `{cmd}`");
     };
-    for line in block("redis-cli").lines() {
-        if let Some(cmd) = line.split_once("> ").filter(|(p, _)| p.starts_with("127.0.0.1:")) {
+    for line in block.lines() {
+        if let Some(cmd) = line
+            .split_once("> ")
+            .filter(|(p, _)| p.starts_with("127.0.0.1:"))
+        {
             if let Some((c, exp)) = current.take() {
                 check(&c, &exp);
                 commands += 1;
@@ -51,17 +64,19 @@ fn readme_redis_cli_session_replays_exactly() {
         check(&c, &exp);
         commands += 1;
     }
-    assert!(commands >= 8, "the session should not be empty");
+    assert!(commands >= 5, "the session should not be empty");
 }
 
 #[test]
-fn readme_python_session_runs() {
-    let server = Server::start();
-    let out = server.python(block("python"), &[]);
-    assert!(
-        out.status.success() && out.stdout.trim() == "ok",
-        "README python block failed:\nstdout: {}\nstderr: {}",
-        out.stdout,
-        out.stderr
-    );
+fn readme_python_sessions_run() {
+    for block in blocks("python") {
+        let server = Server::start();
+        let out = server.python(block, &[]);
+        assert!(
+            out.status.success() && out.stdout.trim() == "ok",
+            "README python block failed:\nstdout: {}\nstderr: {}",
+            out.stdout,
+            out.stderr
+        );
+    }
 }
