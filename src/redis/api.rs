@@ -96,6 +96,23 @@ impl Ctx {
         }
     }
 
+    /// True while Redis loads data (RDB, AOF, DEBUG RELOAD, full sync) or
+    /// applies its primary's stream. Such writes already happened on the source
+    /// of truth: they are applied under the hard ceilings only, never refused by
+    /// this server's (possibly lower) configured limits, so nothing is lost and
+    /// replicas do not diverge.
+    pub fn trusted(&self) -> bool {
+        match api!(RedisModule_GetContextFlags) {
+            // SAFETY: valid context.
+            Some(f) => {
+                let flags = unsafe { f(self.ptr) } as u32;
+                flags & (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING)
+                    != 0
+            }
+            None => false,
+        }
+    }
+
     pub fn reply_ok(&self) {
         self.reply_simple(c"OK");
     }

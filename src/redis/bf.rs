@@ -27,9 +27,14 @@ fn key_name(args: &Args) -> Result<*mut redis_module::raw::RedisModuleString, Cm
 }
 
 /// Creates a filter in a missing key.
-fn create(key: &mut Key, p: &CreateParams) -> CmdResult {
-    let chain = BloomChain::new(p.capacity, p.error, p.expansion, &bloom_limits())
-        .map_err(|err| map_err(Op::Create, &err))?;
+fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
+    let chain = BloomChain::new(
+        p.capacity,
+        p.error,
+        p.expansion,
+        &bloom_limits(ctx.trusted()),
+    )
+    .map_err(|err| map_err(Op::Create, &err))?;
     if key.set(&BLOOM, Box::new(chain)) {
         Ok(())
     } else {
@@ -72,8 +77,10 @@ pub fn reserve(ctx: Ctx, args: Args) -> CmdResult {
         KeyState::WrongType => return Err(e::WRONG_TYPE.into()),
         KeyState::Found => return Err(e::ITEM_EXISTS.into()),
     }
-    create(&mut key, &p)?;
-    ctx.replicate_verbatim();
+    create(ctx, &mut key, &p)?;
+    // Spelled out: without EXPANSION/NONSCALING the shape came from this
+    // server's bf-expansion-factor, which a replica or an AOF replay may not share.
+    replicate_reserve(ctx, key_name(&args)?, &p);
     ctx.reply_ok();
     Ok(())
 }
@@ -102,12 +109,12 @@ fn add_items(
         (KeyState::Found, _) => None,
         (KeyState::Missing, None) => return Err(e::NOT_FOUND.into()),
         (KeyState::Missing, Some(p)) => {
-            create(&mut key, &p)?;
+            create(ctx, &mut key, &p)?;
             Some(p)
         }
     };
     let chain = key.existing(&BLOOM)?;
-    let limits = bloom_limits();
+    let limits = bloom_limits(ctx.trusted());
     let mut changed = false;
     match shape {
         Shape::Single => {
@@ -310,7 +317,7 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
     match key.state(&BLOOM) {
         KeyState::WrongType => return Err(e::WRONG_TYPE.into()),
         KeyState::Missing if iter == 1 => {
-            let chain = BloomChain::from_header(data, &bloom_limits())
+            let chain = BloomChain::from_header(data, &bloom_limits(ctx.trusted()))
                 .map_err(|err| map_err(Op::Load, &err))?;
             if !key.set(&BLOOM, Box::new(chain)) {
                 return Err(e::BAD_DATA.into());

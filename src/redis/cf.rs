@@ -4,7 +4,7 @@
 
 use super::api::{Args, Ctx, Key, KeyState};
 use super::bf::CmdResult;
-use super::config::{cuckoo_defaults, max_filter_bytes, CF_MAX_EXPANSIONS};
+use super::config::{cf_max_filters, cuckoo_defaults, max_filter_bytes};
 use super::types::CUCKOO;
 use crate::cmd::cf::{parse_insert, parse_position, parse_reserve};
 use crate::cmd::errors::{self as e, cuckoo as map_err, CmdError, Op};
@@ -26,8 +26,9 @@ fn key_name(args: &Args) -> Result<*mut redis_module::raw::RedisModuleString, Cm
 }
 
 /// Creates a filter in a missing key.
-fn create(key: &mut Key, p: &CuckooParams) -> CmdResult {
-    let f = CuckooFilter::new(p, max_filter_bytes()).map_err(|err| map_err(Op::Create, &err))?;
+fn create(ctx: Ctx, key: &mut Key, p: &CuckooParams) -> CmdResult {
+    let f = CuckooFilter::new(p, max_filter_bytes(ctx.trusted()))
+        .map_err(|err| map_err(Op::Create, &err))?;
     if key.set(&CUCKOO, Box::new(f)) {
         Ok(())
     } else {
@@ -66,8 +67,9 @@ pub fn reserve(ctx: Ctx, args: Args) -> CmdResult {
         KeyState::WrongType => return Err(e::WRONG_TYPE.into()),
         KeyState::Found => return Err(e::ITEM_EXISTS.into()),
     }
-    create(&mut key, &p)?;
-    ctx.replicate_verbatim();
+    create(ctx, &mut key, &p)?;
+    // Spelled out: omitted options came from this server's cf-* configs.
+    replicate_reserve(ctx, key_name(&args)?, &p);
     ctx.reply_ok();
     Ok(())
 }
@@ -75,6 +77,7 @@ pub fn reserve(ctx: Ctx, args: Args) -> CmdResult {
 /// Opens the key for an insert command, creating the filter when missing and
 /// allowed. Returns the parameters it was created with, if it was.
 fn open_for_insert(
+    ctx: Ctx,
     key: &mut Key,
     create_with: Option<CuckooParams>,
 ) -> Result<Option<CuckooParams>, CmdError> {
@@ -82,7 +85,7 @@ fn open_for_insert(
         (KeyState::WrongType, _) => Err(e::WRONG_TYPE.into()),
         (KeyState::Found, _) => Ok(None),
         (KeyState::Missing, None) => Err(e::NOT_FOUND.into()),
-        (KeyState::Missing, Some(p)) => create(key, &p).map(|()| Some(p)),
+        (KeyState::Missing, Some(p)) => create(ctx, key, &p).map(|()| Some(p)),
     }
 }
 
@@ -102,13 +105,14 @@ fn replicate_insert(
 
 /// Inserts one item; `Ok(false)` only for NX when the item tests present.
 fn insert_one(
+    ctx: Ctx,
     f: &mut CuckooFilter,
     item: &[u8],
     nx: bool,
 ) -> Result<bool, crate::core::cuckoo::CuckooError> {
     let h = hash(item);
-    let max_filters = CF_MAX_EXPANSIONS.get() as u32;
-    let max_bytes = max_filter_bytes();
+    let max_filters = cf_max_filters(ctx.trusted());
+    let max_bytes = max_filter_bytes(ctx.trusted());
     if nx {
         f.insert_unique(&h, max_filters, max_bytes)
     } else {
@@ -123,9 +127,9 @@ fn add_one(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
     let d = cuckoo_defaults();
     let name = key_name(&args)?;
     let mut key = Key::open(ctx, name, true);
-    let created = open_for_insert(&mut key, Some(d.params(d.capacity, None)?))?;
+    let created = open_for_insert(ctx, &mut key, Some(d.params(d.capacity, None)?))?;
     let f = key.existing(&CUCKOO)?;
-    let r = insert_one(f, args.bytes(2), nx);
+    let r = insert_one(ctx, f, args.bytes(2), nx);
     replicate_insert(ctx, name, created, matches!(r, Ok(true)));
     ctx.reply_bool(r.map_err(|err| map_err(Op::Insert, &err))?);
     Ok(())
@@ -145,13 +149,13 @@ fn insert_many(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
     let a = parse_insert(&args, &cuckoo_defaults())?;
     let name = key_name(&args)?;
     let mut key = Key::open(ctx, name, true);
-    let created = open_for_insert(&mut key, a.create)?;
+    let created = open_for_insert(ctx, &mut key, a.create)?;
     let f = key.existing(&CUCKOO)?;
     let resp3 = ctx.is_resp3();
     let mut changed = false;
     ctx.reply_array(args.len().saturating_sub(a.items_from));
     for item in args.iter_from(a.items_from) {
-        let r = insert_one(f, item, nx);
+        let r = insert_one(ctx, f, item, nx);
         changed |= matches!(r, Ok(true));
         match r {
             Ok(true) if nx => ctx.reply_integer(1),
@@ -317,7 +321,7 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
         (KeyState::WrongType, _) => return Err(e::WRONG_TYPE.into()),
         (KeyState::Found, 1) => return Err(e::ITEM_EXISTS.into()),
         (KeyState::Missing, 1) => {
-            let f = CuckooFilter::from_header(data, max_filter_bytes())
+            let f = CuckooFilter::from_header(data, max_filter_bytes(ctx.trusted()))
                 .map_err(|err| map_err(Op::Load, &err))?;
             if !key.set(&CUCKOO, Box::new(f)) {
                 return Err(e::CF_CANNOT_CREATE.into());

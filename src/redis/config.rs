@@ -162,16 +162,35 @@ pub fn cuckoo_defaults() -> CuckooDefaults {
     }
 }
 
-/// Per-filter memory cap in bytes.
-pub fn max_filter_bytes() -> u64 {
-    MAX_FILTER_MEMORY.get() as u64
+/// Per-filter memory cap in bytes; none for trusted writes (see `Ctx::trusted`).
+pub fn max_filter_bytes(trusted: bool) -> u64 {
+    if trusted {
+        u64::MAX
+    } else {
+        MAX_FILTER_MEMORY.get() as u64
+    }
 }
 
-/// Bounds for Bloom filters.
-pub fn bloom_limits() -> Limits {
+/// Bounds for Bloom filters: the configured ones for client commands, only the
+/// hard ceilings for trusted writes (loading, replication stream).
+pub fn bloom_limits(trusted: bool) -> Limits {
     Limits {
-        max_bytes: max_filter_bytes(),
-        max_links: BF_MAX_LINKS.get() as u32,
+        max_bytes: max_filter_bytes(trusted),
+        max_links: if trusted {
+            MAX_LINKS_CEILING
+        } else {
+            BF_MAX_LINKS.get() as u32
+        },
+    }
+}
+
+/// Most sub-filters a cuckoo filter may grow to (the core's own ceiling still
+/// applies to trusted writes).
+pub fn cf_max_filters(trusted: bool) -> u32 {
+    if trusted {
+        u32::MAX
+    } else {
+        CF_MAX_EXPANSIONS.get() as u32
     }
 }
 

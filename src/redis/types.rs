@@ -45,8 +45,9 @@ pub trait FilterValue: Sized {
     fn header(&self) -> Vec<u8>;
     /// The SCANDUMP data chunk for iterator `iter >= 1`: `(next, bytes)`.
     fn data_chunk(&self, iter: i64) -> Option<(i64, &[u8])>;
-    /// Validates a header and allocates the zeroed filter it describes.
-    fn from_header(bytes: &[u8]) -> Result<Self, String>;
+    /// Validates a header and allocates the zeroed filter it describes;
+    /// `trusted` (loading) applies the hard ceilings only, not configured limits.
+    fn from_header(bytes: &[u8], trusted: bool) -> Result<Self, String>;
     fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), String>;
     fn mem_usage(&self) -> usize;
     fn try_clone(&self) -> Option<Self>;
@@ -61,8 +62,8 @@ impl FilterValue for BloomChain {
     fn data_chunk(&self, iter: i64) -> Option<(i64, &[u8])> {
         self.scandump_chunk(iter)
     }
-    fn from_header(bytes: &[u8]) -> Result<Self, String> {
-        BloomChain::from_header(bytes, &config::bloom_limits()).map_err(|e| format!("{e:?}"))
+    fn from_header(bytes: &[u8], trusted: bool) -> Result<Self, String> {
+        BloomChain::from_header(bytes, &config::bloom_limits(trusted)).map_err(|e| format!("{e:?}"))
     }
     fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), String> {
         BloomChain::load_chunk(self, iter, data).map_err(|e| format!("{e:?}"))
@@ -90,8 +91,9 @@ impl FilterValue for CuckooFilter {
             (_, std::borrow::Cow::Owned(_)) => None,
         }
     }
-    fn from_header(bytes: &[u8]) -> Result<Self, String> {
-        CuckooFilter::from_header(bytes, config::max_filter_bytes()).map_err(|e| e.to_string())
+    fn from_header(bytes: &[u8], trusted: bool) -> Result<Self, String> {
+        CuckooFilter::from_header(bytes, config::max_filter_bytes(trusted))
+            .map_err(|e| e.to_string())
     }
     fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), String> {
         CuckooFilter::load_chunk(self, iter, data).map_err(|e| e.to_string())
@@ -202,10 +204,27 @@ fn save_buffer(rdb: *mut raw::RedisModuleIO, data: &[u8]) {
     }
 }
 
+/// True when the server is loading data it wrote itself (startup, DEBUG RELOAD,
+/// full sync), as opposed to a client's RESTORE: only then are configured
+/// limits waived (a lowered limit must never make existing data unloadable).
+fn loading(rdb: *mut raw::RedisModuleIO) -> bool {
+    let (Some(get_ctx), Some(flags)) = (
+        api!(RedisModule_GetContextFromIO),
+        api!(RedisModule_GetContextFlags),
+    ) else {
+        return false;
+    };
+    // SAFETY: valid IO handle; the context it returns lives as long as the IO.
+    let ctx = unsafe { get_ctx(rdb) };
+    // SAFETY: valid (non-null checked) context.
+    !ctx.is_null() && unsafe { flags(ctx) } as u32 & raw::REDISMODULE_CTX_FLAGS_LOADING != 0
+}
+
 /// Reads a filter in encoding version 5.
 fn load<T: FilterValue>(rdb: *mut raw::RedisModuleIO) -> Result<T, String> {
     let header = RdbBuffer::load(rdb).ok_or("truncated payload (header)")?;
-    let mut value = T::from_header(header.bytes()).map_err(|e| format!("invalid header: {e}"))?;
+    let mut value =
+        T::from_header(header.bytes(), loading(rdb)).map_err(|e| format!("invalid header: {e}"))?;
     drop(header);
     // The chunk sequence follows from the header alone (the filter is zeroed).
     let mut chunks = Vec::new();
