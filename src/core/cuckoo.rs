@@ -52,8 +52,6 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use xxhash_rust::xxh3::xxh3_128;
-
 /// Smallest supported fingerprint width, in bits.
 pub const MIN_FP_BITS: u8 = 4;
 /// Largest supported fingerprint width, in bits.
@@ -139,14 +137,11 @@ impl CuckooHash {
     }
 }
 
-/// Hashes one item (one XXH3-128 pass).
+/// Hashes one item (one XXH3-128 pass, shared with Bloom filters).
 #[inline]
 pub fn hash_item(item: &[u8]) -> CuckooHash {
-    let h = xxh3_128(item);
-    CuckooHash {
-        lo: h as u64,
-        hi: (h >> 64) as u64,
-    }
+    let h = super::hash::ItemHash::of(item);
+    CuckooHash::from_halves(h.lo, h.hi)
 }
 
 /// `H(fp)`: MurmurHash3's fmix64, a bijection with good avalanche.

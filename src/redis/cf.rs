@@ -8,18 +8,12 @@ use super::config::{cf_max_filters, cuckoo_defaults, max_filter_bytes};
 use super::types::CUCKOO;
 use crate::cmd::cf::{parse_insert, parse_position, parse_reserve};
 use crate::cmd::errors::{self as e, cuckoo as map_err, CmdError, Op};
-use crate::core::cuckoo::{CuckooFilter, CuckooHash, CuckooParams};
-use crate::core::hash::ItemHash;
+use crate::core::cuckoo::{hash_item, CuckooFilter, CuckooParams};
 
 /// Work budget of one CF.COMPACT (units of `CuckooFilter::compact_step`: about
 /// one slot each). A larger filter is compacted over several calls, so one call
 /// never stalls the server; the pass resumes where it stopped (and is persisted).
 pub const COMPACT_BUDGET: u64 = 1 << 20;
-
-fn hash(item: &[u8]) -> CuckooHash {
-    let h = ItemHash::of(item);
-    CuckooHash::from_halves(h.lo, h.hi)
-}
 
 fn key_name(args: &Args) -> Result<*mut redis_module::raw::RedisModuleString, CmdError> {
     args.raw(1).ok_or(CmdError::WrongArity)
@@ -110,7 +104,7 @@ fn insert_one(
     item: &[u8],
     nx: bool,
 ) -> Result<bool, crate::core::cuckoo::CuckooError> {
-    let h = hash(item);
+    let h = hash_item(item);
     let max_filters = cf_max_filters(ctx.trusted());
     let max_bytes = max_filter_bytes(ctx.trusted());
     if nx {
@@ -188,7 +182,7 @@ pub fn exists(ctx: Ctx, args: Args) -> CmdResult {
     let mut key = Key::open(ctx, key_name(&args)?, false);
     let present = key
         .present(&CUCKOO)
-        .is_some_and(|f| f.contains(&hash(args.bytes(2))));
+        .is_some_and(|f| f.contains(&hash_item(args.bytes(2))));
     ctx.reply_bool(present);
     Ok(())
 }
@@ -202,7 +196,7 @@ pub fn mexists(ctx: Ctx, args: Args) -> CmdResult {
     let f = key.present(&CUCKOO);
     ctx.reply_array(args.len() - 2);
     for item in args.iter_from(2) {
-        ctx.reply_bool(f.is_some_and(|f| f.contains(&hash(item))));
+        ctx.reply_bool(f.is_some_and(|f| f.contains(&hash_item(item))));
     }
     Ok(())
 }
@@ -215,7 +209,7 @@ pub fn count(ctx: Ctx, args: Args) -> CmdResult {
     let mut key = Key::open(ctx, key_name(&args)?, false);
     let n = key
         .present(&CUCKOO)
-        .map_or(0, |f| f.count(&hash(args.bytes(2))));
+        .map_or(0, |f| f.count(&hash_item(args.bytes(2))));
     ctx.reply_integer(n as i64);
     Ok(())
 }
@@ -229,7 +223,7 @@ pub fn del(ctx: Ctx, args: Args) -> CmdResult {
     if key.state(&CUCKOO) != KeyState::Found {
         return Err(e::CF_DEL_NOT_FOUND.into());
     }
-    let deleted = key.existing(&CUCKOO)?.delete(&hash(args.bytes(2)));
+    let deleted = key.existing(&CUCKOO)?.delete(&hash_item(args.bytes(2)));
     if deleted {
         ctx.replicate_verbatim();
     }
