@@ -597,6 +597,32 @@ impl BloomChain {
         Some((next, chunk))
     }
 
+    /// Visits every SCANDUMP data chunk in order, as `(iterator returned with
+    /// the chunk, bytes)`, in time linear in the filter's size.
+    pub fn for_each_chunk(&self, mut f: impl FnMut(i64, &[u8])) {
+        let mut iter = 1i64;
+        for link in &self.links {
+            for piece in link.data().chunks(SCANDUMP_CHUNK as usize) {
+                iter = iter.saturating_add(piece.len() as i64);
+                f(iter, piece);
+            }
+        }
+    }
+
+    /// Fills every link from a stream of chunks in SCANDUMP order: `read` is
+    /// called with each chunk's destination (its length is the chunk's).
+    pub fn fill_chunks<E>(
+        &mut self,
+        mut read: impl FnMut(&mut [u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for link in &mut self.links {
+            for piece in link.data_mut().chunks_mut(SCANDUMP_CHUNK as usize) {
+                read(piece)?;
+            }
+        }
+        Ok(())
+    }
+
     /// LOADCHUNK data: `iter` is the iterator SCANDUMP returned *with* `data`, so
     /// the data covers bytes `iter - 1 - len .. iter - 1`.
     pub fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), BloomError> {

@@ -1223,6 +1223,36 @@ impl CuckooFilter {
         Ok(())
     }
 
+    /// Visits every SCANDUMP data chunk in order, as `(iterator returned with
+    /// the chunk, bytes)`, in time linear in the filter's size (a SCANDUMP
+    /// client loop looks each chunk up; whole-filter callbacks must not).
+    pub fn for_each_chunk(&self, mut f: impl FnMut(i64, &[u8])) {
+        let mut iter = 1i64;
+        for sub in &self.subs {
+            for piece in sub.data.chunks(MAX_CHUNK) {
+                iter = iter.saturating_add(piece.len() as i64);
+                f(iter, piece);
+            }
+        }
+    }
+
+    /// Fills the whole table from a stream of chunks in SCANDUMP order: `read`
+    /// is called with each chunk's destination (its length is the chunk's), then
+    /// occupancy is recounted. Linear in the filter's size.
+    pub fn fill_chunks<E>(
+        &mut self,
+        mut read: impl FnMut(&mut [u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let l = self.layout;
+        for sub in &mut self.subs {
+            for piece in sub.data.chunks_mut(MAX_CHUNK) {
+                read(piece)?;
+            }
+            sub.occupied = sub.count_occupied(&l, 0, sub.slots);
+        }
+        Ok(())
+    }
+
     /// CF.SCANDUMP step. Iterator 0 → `(1, header)`. Iterator `p >= 1` → the
     /// slot bytes at offset `p - 1` of the concatenation of all sub-filters,
     /// at most [`MAX_CHUNK`] bytes and never crossing a sub-filter boundary, as

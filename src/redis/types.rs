@@ -43,12 +43,16 @@ pub trait FilterValue: Sized {
     /// The command that loads SCANDUMP chunks (AOF rewrite emits it).
     const LOADCHUNK: &'static CStr;
     fn header(&self) -> Vec<u8>;
-    /// The SCANDUMP data chunk for iterator `iter >= 1`: `(next, bytes)`.
-    fn data_chunk(&self, iter: i64) -> Option<(i64, &[u8])>;
+    /// Visits the SCANDUMP data chunks in order (linear time).
+    fn for_each_chunk(&self, f: impl FnMut(i64, &[u8]));
+    /// Fills the data from chunks in SCANDUMP order (linear time).
+    fn fill_chunks(
+        &mut self,
+        read: impl FnMut(&mut [u8]) -> Result<(), String>,
+    ) -> Result<(), String>;
     /// Validates a header and allocates the zeroed filter it describes;
     /// `trusted` (loading) applies the hard ceilings only, not configured limits.
     fn from_header(bytes: &[u8], trusted: bool) -> Result<Self, String>;
-    fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), String>;
     fn mem_usage(&self) -> usize;
     fn try_clone(&self) -> Option<Self>;
 }
@@ -59,14 +63,17 @@ impl FilterValue for BloomChain {
     fn header(&self) -> Vec<u8> {
         self.encode_header()
     }
-    fn data_chunk(&self, iter: i64) -> Option<(i64, &[u8])> {
-        self.scandump_chunk(iter)
+    fn for_each_chunk(&self, f: impl FnMut(i64, &[u8])) {
+        BloomChain::for_each_chunk(self, f)
+    }
+    fn fill_chunks(
+        &mut self,
+        read: impl FnMut(&mut [u8]) -> Result<(), String>,
+    ) -> Result<(), String> {
+        BloomChain::fill_chunks(self, read)
     }
     fn from_header(bytes: &[u8], trusted: bool) -> Result<Self, String> {
         BloomChain::from_header(bytes, &config::bloom_limits(trusted)).map_err(|e| format!("{e:?}"))
-    }
-    fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), String> {
-        BloomChain::load_chunk(self, iter, data).map_err(|e| format!("{e:?}"))
     }
     fn mem_usage(&self) -> usize {
         BloomChain::mem_usage(self) as usize
@@ -82,21 +89,18 @@ impl FilterValue for CuckooFilter {
     fn header(&self) -> Vec<u8> {
         self.encode_header()
     }
-    fn data_chunk(&self, iter: i64) -> Option<(i64, &[u8])> {
-        if iter < 1 {
-            return None;
-        }
-        match self.scandump_chunk(iter)? {
-            (next, std::borrow::Cow::Borrowed(b)) => Some((next, b)),
-            (_, std::borrow::Cow::Owned(_)) => None,
-        }
+    fn for_each_chunk(&self, f: impl FnMut(i64, &[u8])) {
+        CuckooFilter::for_each_chunk(self, f)
+    }
+    fn fill_chunks(
+        &mut self,
+        read: impl FnMut(&mut [u8]) -> Result<(), String>,
+    ) -> Result<(), String> {
+        CuckooFilter::fill_chunks(self, read)
     }
     fn from_header(bytes: &[u8], trusted: bool) -> Result<Self, String> {
         CuckooFilter::from_header(bytes, config::max_filter_bytes(trusted))
             .map_err(|e| e.to_string())
-    }
-    fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), String> {
-        CuckooFilter::load_chunk(self, iter, data).map_err(|e| e.to_string())
     }
     fn mem_usage(&self) -> usize {
         CuckooFilter::mem_usage(self)
@@ -204,10 +208,13 @@ fn save_buffer(rdb: *mut raw::RedisModuleIO, data: &[u8]) {
     }
 }
 
-/// True when the server is loading data it wrote itself (startup, DEBUG RELOAD,
-/// full sync), as opposed to a client's RESTORE: only then are configured
-/// limits waived (a lowered limit must never make existing data unloadable).
-fn loading(rdb: *mut raw::RedisModuleIO) -> bool {
+/// True when the payload comes from the server's own data or from its primary:
+/// loading (startup, DEBUG RELOAD, full sync) or running as a replica (a
+/// replicated RESTORE; replicas take writes only from their primary). Only then
+/// are configured limits waived: a lowered limit must never make existing data
+/// unloadable or a replica diverge. A client's RESTORE on a primary is held to
+/// the configured limits.
+fn trusted_payload(rdb: *mut raw::RedisModuleIO) -> bool {
     let (Some(get_ctx), Some(flags)) = (
         api!(RedisModule_GetContextFromIO),
         api!(RedisModule_GetContextFlags),
@@ -217,29 +224,26 @@ fn loading(rdb: *mut raw::RedisModuleIO) -> bool {
     // SAFETY: valid IO handle; the context it returns lives as long as the IO.
     let ctx = unsafe { get_ctx(rdb) };
     // SAFETY: valid (non-null checked) context.
-    !ctx.is_null() && unsafe { flags(ctx) } as u32 & raw::REDISMODULE_CTX_FLAGS_LOADING != 0
+    !ctx.is_null()
+        && unsafe { flags(ctx) } as u32
+            & (raw::REDISMODULE_CTX_FLAGS_LOADING | raw::REDISMODULE_CTX_FLAGS_SLAVE)
+            != 0
 }
 
 /// Reads a filter in encoding version 5.
 fn load<T: FilterValue>(rdb: *mut raw::RedisModuleIO) -> Result<T, String> {
     let header = RdbBuffer::load(rdb).ok_or("truncated payload (header)")?;
-    let mut value =
-        T::from_header(header.bytes(), loading(rdb)).map_err(|e| format!("invalid header: {e}"))?;
+    let mut value = T::from_header(header.bytes(), trusted_payload(rdb))
+        .map_err(|e| format!("invalid header: {e}"))?;
     drop(header);
-    // The chunk sequence follows from the header alone (the filter is zeroed).
-    let mut chunks = Vec::new();
-    let mut iter = 1i64;
-    while let Some((next, data)) = value.data_chunk(iter) {
-        chunks.push((next, data.len()));
-        iter = next;
-    }
-    for (next, len) in chunks {
+    value.fill_chunks(|dst| {
         let buf = RdbBuffer::load(rdb).ok_or("truncated payload (data)")?;
-        if buf.bytes().len() != len {
+        if buf.bytes().len() != dst.len() {
             return Err("data length does not match the header".into());
         }
-        value.load_chunk(next, buf.bytes())?;
-    }
+        dst.copy_from_slice(buf.bytes());
+        Ok(())
+    })?;
     Ok(value)
 }
 
@@ -281,11 +285,7 @@ extern "C" fn rdb_save<T: FilterValue>(rdb: *mut raw::RedisModuleIO, v: *mut c_v
             return;
         };
         save_buffer(rdb, &v.header());
-        let mut iter = 1i64;
-        while let Some((next, data)) = v.data_chunk(iter) {
-            save_buffer(rdb, data);
-            iter = next;
-        }
+        v.for_each_chunk(|_, data| save_buffer(rdb, data));
     })
 }
 
@@ -325,11 +325,7 @@ extern "C" fn aof_rewrite<T: FilterValue>(
             return;
         };
         emit_loadchunk(aof, T::LOADCHUNK, key, 1, &v.header());
-        let mut iter = 1i64;
-        while let Some((next, data)) = v.data_chunk(iter) {
-            emit_loadchunk(aof, T::LOADCHUNK, key, next, data);
-            iter = next;
-        }
+        v.for_each_chunk(|next, data| emit_loadchunk(aof, T::LOADCHUNK, key, next, data));
     })
 }
 
@@ -353,12 +349,8 @@ extern "C" fn digest<T: FilterValue>(md: *mut raw::RedisModuleDigest, v: *mut c_
         let header = v.header();
         // SAFETY: valid digest; buffers readable.
         unsafe { add(md, header.as_ptr() as *const c_char, header.len()) };
-        let mut iter = 1i64;
-        while let Some((next, data)) = v.data_chunk(iter) {
-            // SAFETY: as above.
-            unsafe { add(md, data.as_ptr() as *const c_char, data.len()) };
-            iter = next;
-        }
+        // SAFETY: as above.
+        v.for_each_chunk(|_, data| unsafe { add(md, data.as_ptr() as *const c_char, data.len()) });
         // SAFETY: valid digest.
         unsafe { end(md) };
     })
