@@ -55,7 +55,8 @@ fn bench(label: &str, bytes: usize, items: u64) {
         b_ins.push(per(t));
         let t = Instant::now();
         for i in 0..items {
-            hits += positions(i, bits).all(|p| words[(p >> 6) as usize] >> (p & 63) & 1 == 1) as u64;
+            hits +=
+                positions(i, bits).all(|p| words[(p >> 6) as usize] >> (p & 63) & 1 == 1) as u64;
         }
         w_q.push(per(t));
         let t = Instant::now();
@@ -79,5 +80,9 @@ fn main() {
     println!("| filter (k = 7) | insert ns/item: u64 words | insert: bitvec | query (members) ns/item: u64 words | query: bitvec |");
     println!("|---|---|---|---|---|");
     bench("1 MiB (~870k items at 1%)", 1 << 20, 1_000_000);
-    bench("64 MiB (~55M items at 1%, memory-bound)", 64 << 20, 4_000_000);
+    bench(
+        "64 MiB (~55M items at 1%, memory-bound)",
+        64 << 20,
+        4_000_000,
+    );
 }
