@@ -30,7 +30,8 @@ fn run(
     let c = Ctx { ptr: ctx };
     // SAFETY: Redis passes argc valid strings that outlive the call.
     let args = unsafe { Args::from_raw(argv, argc) };
-    let name = String::from_utf8_lossy(args.bytes(0)).into_owned();
+    // Borrowed (no allocation) unless the name is not UTF-8; only logged on a panic.
+    let name = String::from_utf8_lossy(args.bytes(0));
     let result = guard(&name, Err(CmdError::Text(INTERNAL_ERROR)), || h(c, args));
     match result {
         Ok(()) => {}
