@@ -16,10 +16,10 @@
 //! and CF.INFO, CF.DEBUG and DEBUG DIGEST-VALUE are equal.
 
 mod common;
+use common::rdb::*;
 use common::*;
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::time::{Duration, Instant};
 
 use redis::{Connection, ConnectionLike, Value};
@@ -430,17 +430,8 @@ fn get_u16(h: &[u8], at: usize) -> u16 {
 fn get_u32(h: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(h[at..at + 4].try_into().unwrap())
 }
-fn get_u64(h: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(h[at..at + 8].try_into().unwrap())
-}
 fn put_u16(h: &mut [u8], at: usize, v: u16) {
     h[at..at + 2].copy_from_slice(&v.to_le_bytes());
-}
-fn put_u32(h: &mut [u8], at: usize, v: u32) {
-    h[at..at + 4].copy_from_slice(&v.to_le_bytes());
-}
-fn put_u64(h: &mut [u8], at: usize, v: u64) {
-    h[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
 
 impl Hdr {
@@ -895,193 +886,8 @@ fn more_writes(con: &mut Connection, set: &mut Vec<Tracked>, tag: &str) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// AOF helpers
+// RESTORE (the AOF and DUMP-payload helpers are in `common::rdb`)
 // ---------------------------------------------------------------------------------------------
-
-fn wait_aof_rewrite_idle(s: &Server) {
-    wait_until(Duration::from_secs(60), "AOF rewrite to finish", || {
-        let i = s.info("persistence");
-        i.get("aof_rewrite_in_progress").map(String::as_str) == Some("0")
-            && i.get("aof_rewrite_scheduled").map(String::as_str) == Some("0")
-    });
-}
-
-fn bgrewriteaof(s: &Server) {
-    wait_aof_rewrite_idle(s);
-    let mut con = s.conn();
-    let r = q(&mut con, "BGREWRITEAOF");
-    assert!(r.contains("rewriting"), "BGREWRITEAOF: {r}");
-    wait_aof_rewrite_idle(s);
-    assert_eq!(
-        s.info_field("persistence", "aof_last_bgrewrite_status")
-            .as_deref(),
-        Some("ok")
-    );
-}
-
-/// Contents of the AOF files of the given manifest type (`b` base, `i` incr).
-fn aof_files(s: &Server, kind: &str) -> Vec<Vec<u8>> {
-    let dir = s.aof_dir();
-    let manifest = fs::read_dir(&dir)
-        .expect("appendonlydir")
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().ends_with(".manifest"))
-        .expect("AOF manifest");
-    let text = fs::read_to_string(&manifest).expect("read manifest");
-    text.lines()
-        .filter_map(|line| {
-            let t: Vec<&str> = line.split_whitespace().collect();
-            let name = t.windows(2).find(|w| w[0] == "file").map(|w| w[1])?;
-            let ty = t.windows(2).find(|w| w[0] == "type").map(|w| w[1])?;
-            (ty == kind).then(|| fs::read(dir.join(name)).expect("read AOF file"))
-        })
-        .collect()
-}
-
-fn count_occurrences(hay: &[u8], needle: &[u8]) -> usize {
-    hay.windows(needle.len()).filter(|w| *w == needle).count()
-}
-
-// ---------------------------------------------------------------------------------------------
-// DUMP payloads: CRC64 (Jones) and the module value layout
-// ---------------------------------------------------------------------------------------------
-
-/// Redis' `crc64`: Jones polynomial 0xad93d23594c935a9, reflected, init 0, xorout 0.
-fn crc64(data: &[u8]) -> u64 {
-    // 0xad93d23594c935a9 bit-reversed.
-    const POLY_REFLECTED: u64 = 0x95ac_9329_ac4b_c9b5;
-    let mut crc = 0u64;
-    for &b in data {
-        crc ^= u64::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ POLY_REFLECTED
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    crc
-}
-
-/// RDB length encoding (`rdbSaveLen`).
-fn rdb_len(n: u64) -> Vec<u8> {
-    if n < 64 {
-        vec![n as u8]
-    } else if n < 16384 {
-        vec![0x40 | (n >> 8) as u8, n as u8]
-    } else if n <= u64::from(u32::MAX) {
-        let mut v = vec![0x80];
-        v.extend_from_slice(&(n as u32).to_be_bytes());
-        v
-    } else {
-        let mut v = vec![0x81];
-        v.extend_from_slice(&n.to_be_bytes());
-        v
-    }
-}
-
-fn read_rdb_len(buf: &[u8], pos: &mut usize) -> u64 {
-    let first = buf[*pos];
-    *pos += 1;
-    match first >> 6 {
-        0 => u64::from(first & 0x3f),
-        1 => {
-            let v = (u64::from(first & 0x3f) << 8) | u64::from(buf[*pos]);
-            *pos += 1;
-            v
-        }
-        2 if first == 0x80 => {
-            let v = u32::from_be_bytes(buf[*pos..*pos + 4].try_into().unwrap());
-            *pos += 4;
-            u64::from(v)
-        }
-        2 if first == 0x81 => {
-            let v = u64::from_be_bytes(buf[*pos..*pos + 8].try_into().unwrap());
-            *pos += 8;
-            v
-        }
-        _ => panic!("special RDB encoding {first:#x}: DUMP with `rdbcompression no`"),
-    }
-}
-
-const RDB_TYPE_MODULE_2: u8 = 7;
-const MODULE_OPCODE_EOF: u64 = 0;
-const MODULE_OPCODE_STRING: u64 = 5;
-
-/// A DUMP payload of a module value, split into its parts.
-#[derive(Clone, Debug)]
-struct Payload {
-    module_id: u64,
-    /// The string buffers written by `rdb_save`: header, then the data chunks.
-    strings: Vec<Vec<u8>>,
-    rdb_version: [u8; 2],
-}
-
-impl Payload {
-    /// Parses an uncompressed DUMP and checks its CRC.
-    fn parse(dump: &[u8]) -> Payload {
-        let n = dump.len();
-        let crc = u64::from_le_bytes(dump[n - 8..].try_into().unwrap());
-        assert_eq!(
-            crc64(&dump[..n - 8]),
-            crc,
-            "our CRC64 reproduces a real DUMP trailer"
-        );
-        assert_eq!(dump[0], RDB_TYPE_MODULE_2, "not a module value");
-        let mut pos = 1;
-        let module_id = read_rdb_len(dump, &mut pos);
-        let mut strings = Vec::new();
-        loop {
-            let op = read_rdb_len(dump, &mut pos);
-            if op == MODULE_OPCODE_EOF {
-                break;
-            }
-            assert_eq!(op, MODULE_OPCODE_STRING, "unexpected module opcode");
-            let len = read_rdb_len(dump, &mut pos) as usize;
-            strings.push(dump[pos..pos + len].to_vec());
-            pos += len;
-        }
-        assert_eq!(pos, n - 10, "bytes after the module EOF marker");
-        Payload {
-            module_id,
-            strings,
-            rdb_version: [dump[n - 10], dump[n - 9]],
-        }
-    }
-
-    fn body(&self) -> Vec<u8> {
-        let mut out = vec![RDB_TYPE_MODULE_2];
-        out.extend(rdb_len(self.module_id));
-        for s in &self.strings {
-            out.extend(rdb_len(MODULE_OPCODE_STRING));
-            out.extend(rdb_len(s.len() as u64));
-            out.extend_from_slice(s);
-        }
-        out.extend(rdb_len(MODULE_OPCODE_EOF));
-        out
-    }
-
-    fn encode(&self) -> Vec<u8> {
-        seal(self.body(), self.rdb_version)
-    }
-}
-
-/// Appends the RDB version and a correct CRC64.
-fn seal(mut body: Vec<u8>, rdb_version: [u8; 2]) -> Vec<u8> {
-    body.extend_from_slice(&rdb_version);
-    let crc = crc64(&body);
-    body.extend_from_slice(&crc.to_le_bytes());
-    body
-}
-
-fn dump(con: &mut Connection, key: &[u8]) -> Vec<u8> {
-    match raw(con, &[b"DUMP".as_slice(), key]) {
-        Value::BulkString(b) => b,
-        other => panic!("DUMP {}: {}", lossy(key), show(&other)),
-    }
-}
 
 fn restore(con: &mut Connection, key: &[u8], payload: &[u8]) -> Value {
     raw(con, &[b"RESTORE".as_slice(), key, b"0", payload])
@@ -3199,7 +3005,7 @@ fn restore_rejects_corrupt_payloads() {
     ok(&mut con, "CONFIG SET rdbcompression no");
     let src = three_filters(&mut con, b"src");
     let good = dump(&mut con, b"src");
-    let p = Payload::parse(&good);
+    let p = ModulePayload::parse(&good);
     assert_eq!(p.encode(), good, "payload re-encoding is exact");
     assert_eq!(p.module_id & 1023, 5, "encoding version 5");
     assert_eq!(p.strings.len(), 4);
@@ -3267,7 +3073,7 @@ fn restore_rejects_corrupt_payloads() {
         seal(body[..1].to_vec(), ver),
     ));
     // Structural edits.
-    let mut e = |what: &str, f: &dyn Fn(&mut Payload)| {
+    let mut e = |what: &str, f: &dyn Fn(&mut ModulePayload)| {
         let mut q = p.clone();
         f(&mut q);
         bad.push((what.to_string(), q.encode()));

@@ -18,6 +18,8 @@
 //!   `redis-cli`, `python3` from PATH)
 #![allow(dead_code)]
 
+pub mod rdb;
+
 use std::collections::HashMap;
 use std::env;
 use std::fs;
