@@ -57,11 +57,6 @@ impl Words {
     }
 
     #[inline]
-    pub fn len_words(&self) -> usize {
-        self.words.len()
-    }
-
-    #[inline]
     pub fn len_bits(&self) -> u64 {
         self.words.len() as u64 * 64
     }

@@ -385,10 +385,6 @@ impl BloomChain {
         &self.links
     }
 
-    pub fn links_mut(&mut self) -> &mut [Link] {
-        &mut self.links
-    }
-
     /// The error rate the filter was created with (derived from the first link).
     pub fn error_rate(&self) -> f64 {
         match self.links.first() {
@@ -396,11 +392,6 @@ impl BloomChain {
             Some(l) => l.shape.error,
             None => 0.0,
         }
-    }
-
-    /// The initial capacity (the first link's).
-    pub fn initial_capacity(&self) -> u64 {
-        self.links.first().map_or(0, |l| l.shape.entries)
     }
 
     /// Memory estimate in bytes: RedisBloom's formula `32 + 64 * links + bytes`
