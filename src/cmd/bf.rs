@@ -7,7 +7,7 @@
 use std::ffi::CStr;
 
 use super::errors::{self as e, CmdError};
-use super::parse::{is_keyword, parse_f64, parse_i64, ArgList};
+use super::parse::{is_keyword, parse_f64, parse_i64, scan_until_items, ArgList, InsertArgs};
 use crate::core::bloom::{MAX_CAPACITY, MAX_EXPANSION};
 
 /// RedisBloom stores error rates above this as this (with a log line).
@@ -85,66 +85,44 @@ pub fn parse_reserve<'a>(
     })
 }
 
-/// Parsed `BF.INSERT` options.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct InsertArgs {
-    /// How to create a missing key; `None` with NOCREATE.
-    pub create: Option<CreateParams>,
-    /// Index of the first item in argv.
-    pub items_from: usize,
-}
-
 /// `BF.INSERT key [CAPACITY cap] [ERROR err] [EXPANSION exp] [NOCREATE]
 /// [NONSCALING] ITEMS item [item ...]`
 pub fn parse_insert<'a>(
     args: &impl ArgList<'a>,
     d: &BloomDefaults,
-) -> Result<InsertArgs, CmdError> {
-    if args.count() < 4 {
-        return Err(CmdError::WrongArity);
-    }
-    let mut capacity = None;
-    let mut error = None;
-    let mut expansion = None;
-    let mut nocreate = false;
-    let mut nonscaling = false;
-    let mut i = 2;
-    let items_from = loop {
-        let a = args.arg(i).ok_or(CmdError::WrongArity)?;
-        let value = || args.arg(i + 1).ok_or(CmdError::WrongArity);
-        if is_keyword(a, "ITEMS") {
-            if i + 1 >= args.count() {
-                return Err(CmdError::WrongArity);
+) -> Result<InsertArgs<CreateParams>, CmdError> {
+    let (mut capacity, mut error, mut expansion) = (None, None, None);
+    let (mut nocreate, mut nonscaling) = (false, false);
+    let items_from = scan_until_items(
+        args,
+        &["NOCREATE", "NONSCALING"],
+        &["CAPACITY", "ERROR", "EXPANSION"],
+        |kw, v| {
+            match kw {
+                "CAPACITY" => {
+                    let c = parse_i64(v)
+                        .filter(|c| (1..=MAX_CAPACITY as i64).contains(c))
+                        .ok_or(e::INSERT_BAD_CAPACITY)?;
+                    capacity = Some(c as u64);
+                }
+                "ERROR" => {
+                    let r = parse_f64(v)
+                        .filter(|r| *r > 0.0 && *r < 1.0)
+                        .ok_or(e::INSERT_BAD_ERROR_RATE)?;
+                    error = Some(r.min(MAX_ERROR_RATE));
+                }
+                "EXPANSION" => {
+                    let x = parse_i64(v)
+                        .filter(|x| (0..=MAX_EXPANSION as i64).contains(x))
+                        .ok_or(e::INSERT_BAD_EXPANSION)?;
+                    expansion = Some(x as u32);
+                }
+                "NOCREATE" => nocreate = true,
+                _ => nonscaling = true,
             }
-            break i + 1;
-        } else if is_keyword(a, "CAPACITY") {
-            let v = parse_i64(value()?)
-                .filter(|v| (1..=MAX_CAPACITY as i64).contains(v))
-                .ok_or(e::INSERT_BAD_CAPACITY)?;
-            capacity = Some(v as u64);
-            i += 2;
-        } else if is_keyword(a, "ERROR") {
-            let v = parse_f64(value()?)
-                .filter(|v| *v > 0.0 && *v < 1.0)
-                .ok_or(e::INSERT_BAD_ERROR_RATE)?;
-            error = Some(v.min(MAX_ERROR_RATE));
-            i += 2;
-        } else if is_keyword(a, "EXPANSION") {
-            let v = parse_i64(value()?)
-                .filter(|v| (0..=MAX_EXPANSION as i64).contains(v))
-                .ok_or(e::INSERT_BAD_EXPANSION)?;
-            expansion = Some(v as u32);
-            i += 2;
-        } else if is_keyword(a, "NOCREATE") {
-            nocreate = true;
-            i += 1;
-        } else if is_keyword(a, "NONSCALING") {
-            nonscaling = true;
-            i += 1;
-        } else {
-            return Err(e::UNKNOWN_ARGUMENT.into());
-        }
-    };
+            Ok(())
+        },
+    )?;
     if nocreate && (capacity.is_some() || error.is_some()) {
         return Err(e::NOCREATE_WITH_OPTIONS.into());
     }
@@ -241,7 +219,7 @@ mod tests {
         parse_reserve(&v.as_slice(), &D)
     }
 
-    fn insert(args: &[&str]) -> Result<InsertArgs, CmdError> {
+    fn insert(args: &[&str]) -> Result<InsertArgs<CreateParams>, CmdError> {
         let v: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
         parse_insert(&v.as_slice(), &D)
     }

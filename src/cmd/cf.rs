@@ -4,7 +4,7 @@
 //! picks the fingerprint width) is accepted by CF.RESERVE and CF.INSERT[NX].
 
 use super::errors::{self as e, CmdError};
-use super::parse::{is_keyword, parse_f64, parse_i64, ArgList};
+use super::parse::{is_keyword, parse_f64, parse_i64, scan_until_items, ArgList, InsertArgs};
 use crate::core::bloom::MAX_CAPACITY;
 use crate::core::cuckoo::{fp_bits_for_error, CuckooParams, DEFAULT_FP_BITS, MAX_EXPANSION};
 
@@ -130,50 +130,26 @@ pub fn parse_reserve<'a>(
     )
 }
 
-/// Parsed CF.INSERT / CF.INSERTNX options.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct InsertArgs {
-    /// How to create a missing key; `None` with NOCREATE.
-    pub create: Option<CuckooParams>,
-    /// Index of the first item in argv.
-    pub items_from: usize,
-}
-
 /// `CF.INSERT[NX] key [CAPACITY cap] [ERROR rate] [NOCREATE] ITEMS item [item ...]`
 pub fn parse_insert<'a>(
     args: &impl ArgList<'a>,
     d: &CuckooDefaults,
-) -> Result<InsertArgs, CmdError> {
-    if args.count() < 4 {
-        return Err(CmdError::WrongArity);
-    }
+) -> Result<InsertArgs<CuckooParams>, CmdError> {
     let (mut capacity, mut error, mut nocreate) = (None, None, false);
-    let mut i = 2;
-    let items_from = loop {
-        let a = args.arg(i).ok_or(CmdError::WrongArity)?;
-        let value = || args.arg(i + 1).ok_or(CmdError::WrongArity);
-        if is_keyword(a, "ITEMS") {
-            if i + 1 >= args.count() {
-                return Err(CmdError::WrongArity);
+    let items_from = scan_until_items(args, &["NOCREATE"], &["CAPACITY", "ERROR"], |kw, v| {
+        match kw {
+            "CAPACITY" => {
+                let c = parse_i64(v).ok_or(e::CF_BAD_CAPACITY)?;
+                if c < 2 * i64::from(d.bucket_size) || c > MAX_CAPACITY as i64 {
+                    return Err(e::CF_INSERT_CAPACITY_RANGE.into());
+                }
+                capacity = Some(c as u64);
             }
-            break i + 1;
-        } else if is_keyword(a, "CAPACITY") {
-            let c = parse_i64(value()?).ok_or(e::CF_BAD_CAPACITY)?;
-            if c < 2 * i64::from(d.bucket_size) || c > MAX_CAPACITY as i64 {
-                return Err(e::CF_INSERT_CAPACITY_RANGE.into());
-            }
-            capacity = Some(c as u64);
-            i += 2;
-        } else if is_keyword(a, "ERROR") {
-            error = Some(error_rate(value()?)?);
-            i += 2;
-        } else if is_keyword(a, "NOCREATE") {
-            nocreate = true;
-            i += 1;
-        } else {
-            return Err(e::UNKNOWN_ARGUMENT.into());
+            "ERROR" => error = Some(error_rate(v)?),
+            _ => nocreate = true,
         }
-    };
+        Ok(())
+    })?;
     if nocreate && (capacity.is_some() || error.is_some()) {
         return Err(e::NOCREATE_WITH_OPTIONS.into());
     }
@@ -209,7 +185,7 @@ mod tests {
         parse_reserve(&v.as_slice(), &D)
     }
 
-    fn insert(args: &[&str]) -> Result<InsertArgs, CmdError> {
+    fn insert(args: &[&str]) -> Result<InsertArgs<CuckooParams>, CmdError> {
         let v: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
         parse_insert(&v.as_slice(), &D)
     }

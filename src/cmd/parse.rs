@@ -1,4 +1,7 @@
-//! Argument access and number parsing with Redis' own strictness.
+//! Argument access, option scanning and number parsing with Redis' own
+//! strictness.
+
+use super::errors::{self, CmdError};
 
 /// Read access to a command's arguments (argv[0] is the command name), so the
 /// parsers work on Redis arguments and on plain slices (tests, fuzzing) alike.
@@ -64,6 +67,53 @@ pub fn parse_f64(b: &[u8]) -> Option<f64> {
         return None;
     }
     Some(v)
+}
+
+/// Parsed options of an INSERT command (BF.INSERT with `P` = Bloom creation
+/// parameters, CF.INSERT[NX] with cuckoo ones).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct InsertArgs<P> {
+    /// How to create a missing key; `None` with NOCREATE.
+    pub create: Option<P>,
+    /// Index of the first item in argv.
+    pub items_from: usize,
+}
+
+/// Walks the options of `<cmd> key [OPTION ...] ITEMS item [item ...]` (BF.INSERT,
+/// CF.INSERT, CF.INSERTNX) from argv[2]: keywords in `flags` stand alone, those
+/// in `valued` take the next argument. Calls `on` with the keyword as listed and
+/// its value (empty for flags); returns the index of the first item. A missing
+/// value, no ITEMS or no item after it is wrong arity; any other token is
+/// `Unknown argument received`. Items may look like keywords.
+pub fn scan_until_items<'a>(
+    args: &impl ArgList<'a>,
+    flags: &[&'static str],
+    valued: &[&'static str],
+    mut on: impl FnMut(&'static str, &'a [u8]) -> Result<(), CmdError>,
+) -> Result<usize, CmdError> {
+    if args.count() < 4 {
+        return Err(CmdError::WrongArity);
+    }
+    let mut i = 2;
+    loop {
+        let a = args.arg(i).ok_or(CmdError::WrongArity)?;
+        if is_keyword(a, "ITEMS") {
+            return if i + 1 < args.count() {
+                Ok(i + 1)
+            } else {
+                Err(CmdError::WrongArity)
+            };
+        }
+        if let Some(kw) = flags.iter().find(|k| is_keyword(a, k)) {
+            on(kw, &[])?;
+            i += 1;
+        } else if let Some(kw) = valued.iter().find(|k| is_keyword(a, k)) {
+            on(kw, args.arg(i + 1).ok_or(CmdError::WrongArity)?)?;
+            i += 2;
+        } else {
+            return Err(errors::UNKNOWN_ARGUMENT.into());
+        }
+    }
 }
 
 /// Case-insensitive keyword match of a whole argument (never a prefix).
