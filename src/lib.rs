@@ -15,14 +15,16 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// (2.8.20 -> 20820), which clients compare to decide what the module supports.
 pub const MODULE_VERSION: i32 = 20820;
 
-#[cfg(not(test))]
+// The module uses Redis' allocator. Unit tests, fuzz targets (`cfg(fuzzing)`, set by
+// cargo fuzz) and the core benchmarks (`--features system-alloc`) run outside Redis and use
+// the system allocator; the feature must never be enabled for the module itself.
+#[cfg(not(any(test, fuzzing, feature = "system-alloc")))]
 type Allocator = redis::alloc::FerroAlloc;
-#[cfg(not(test))]
+#[cfg(not(any(test, fuzzing, feature = "system-alloc")))]
 const ALLOCATOR: Allocator = redis::alloc::FerroAlloc;
-// Unit tests never call into Redis; they use the system allocator.
-#[cfg(test)]
+#[cfg(any(test, fuzzing, feature = "system-alloc"))]
 type Allocator = std::alloc::System;
-#[cfg(test)]
+#[cfg(any(test, fuzzing, feature = "system-alloc"))]
 const ALLOCATOR: Allocator = std::alloc::System;
 
 fn init(ctx: &redis_module::Context, args: &[redis_module::RedisString]) -> redis_module::Status {

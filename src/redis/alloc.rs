@@ -7,7 +7,7 @@
 //! filter-sized allocation takes them: see `core::bits::Words::zeroed`).
 
 // Unit tests use the system allocator instead.
-#![cfg_attr(test, allow(dead_code))]
+#![cfg_attr(any(test, fuzzing, feature = "system-alloc"), allow(dead_code))]
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::ffi::c_void;
