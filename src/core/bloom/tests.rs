@@ -53,6 +53,46 @@ fn link_sizes_match_redisbloom_table() {
 }
 
 #[test]
+fn blocked_links_cost_the_predicted_extra_bits() {
+    // (link error, extra bits over classic): module doc, and the FPR test below
+    // checks that the extra bits are enough.
+    for &(err, lo, hi) in &[
+        (0.05, 0.005, 0.03),
+        (0.005, 0.03, 0.06),
+        (0.0005, 0.08, 0.11),
+        (0.00005, 0.15, 0.19),
+    ] {
+        let classic = LinkShape::new(1_000_000, err).unwrap();
+        let blocked = LinkShape::with_layout(1_000_000, err, BloomLayout::Blocked, false).unwrap();
+        assert_eq!(blocked.layout, BloomLayout::Blocked);
+        assert_eq!(blocked.bits % 512, 0);
+        assert!(blocked.hashes <= classic.hashes);
+        let extra = blocked.bits as f64 / classic.bits as f64 - 1.0;
+        assert!(extra > lo && extra < hi, "{err}: +{extra}");
+        assert!(blocked_fpr(blocked.bits as f64 / 1e6, blocked.hashes) <= err);
+    }
+    // Tiny links are whole blocks; the shape survives the header.
+    let limits = Limits::default();
+    let c = BloomChain::with_layout(3, 0.01, 0, BloomLayout::Blocked, &limits).unwrap();
+    assert_eq!(c.links()[0].shape().bits, 512);
+    let d = BloomChain::from_header(&c.encode_header(), &limits).unwrap();
+    assert_eq!(d.links()[0].shape(), c.links()[0].shape());
+    // Growth keeps the layout.
+    let mut g = BloomChain::with_layout(10, 0.01, 2, BloomLayout::Blocked, &limits).unwrap();
+    for i in 0..100 {
+        g.add(&h(&i.to_string()), &limits).unwrap();
+    }
+    assert!(g.links().len() >= 3);
+    assert!(g
+        .links()
+        .iter()
+        .all(|l| l.shape().layout == BloomLayout::Blocked));
+    for i in 0..100 {
+        assert!(g.contains(&h(&i.to_string())));
+    }
+}
+
+#[test]
 fn guaranteed_sizing_adds_bits_only_where_needed() {
     for &(err, cap) in &[(0.1, 1_000_000u64), (0.01, 1_000_000), (0.0001, 1000)] {
         let rb = LinkShape::new(cap, err).unwrap();
@@ -360,6 +400,7 @@ fn measured_fpr(
     cap: u64,
     p: f64,
     expansion: u32,
+    layout: BloomLayout,
     fills: &[u64],
     instances: u64,
     probes: u64,
@@ -367,7 +408,7 @@ fn measured_fpr(
     let limits = Limits::default();
     let mut out = vec![(0.0, 0usize, 0u64, 0u64); fills.len()];
     for inst in 0..instances {
-        let mut c = BloomChain::new(cap, p, expansion, &limits).unwrap();
+        let mut c = BloomChain::with_layout(cap, p, expansion, layout, &limits).unwrap();
         let mut gen = SplitMix(0x5eed ^ cap ^ p.to_bits() ^ (inst << 32));
         let mut probe = SplitMix(0xfa15e ^ inst);
         let mut kept = Vec::new();
@@ -412,30 +453,41 @@ fn measured_fpr(
 fn false_positive_rate_stays_below_requested() {
     const PROBES: u64 = 1_000_000;
     let mut report = String::new();
-    for &p in &[0.1, 0.01, 0.001, 0.0001] {
-        for &cap in &[1000u64, 1_000_000] {
-            // Small filters: 1,000 filters x 1,000 probes; large: 1 x 1,000,000.
-            let instances = if cap < 100_000 { 1000 } else { 1 };
-            for &expansion in &[2u32, 0] {
-                let rows = measured_fpr(cap, p, expansion, &[1, 4], instances, PROBES / instances);
-                for (&(rate, links, items, mem), fill) in rows.iter().zip([1, 4]) {
-                    let margin = 4.0 * (p * (1.0 - p) / PROBES as f64).sqrt();
-                    report.push_str(&format!(
-                        "| {p} | {cap} | {} | {fill}x | {links} | {rate:.6} | {:.2} |\n",
-                        if expansion == 0 {
-                            "non-scaling"
-                        } else {
-                            "scaling x2"
-                        },
-                        (mem * 8) as f64 / items as f64,
-                    ));
-                    assert!(
-                        rate <= p + margin,
-                        "p={p} cap={cap} expansion={expansion} fill={fill}x: measured {rate} > {p} + {margin}"
+    for layout in [BloomLayout::Classic, BloomLayout::Blocked] {
+        for &p in &[0.1, 0.01, 0.001, 0.0001] {
+            for &cap in &[1000u64, 1_000_000] {
+                // Small filters: 1,000 filters x 1,000 probes; large: 1 x 1,000,000.
+                let instances = if cap < 100_000 { 1000 } else { 1 };
+                for &expansion in &[2u32, 0] {
+                    let rows = measured_fpr(
+                        cap,
+                        p,
+                        expansion,
+                        layout,
+                        &[1, 4],
+                        instances,
+                        PROBES / instances,
                     );
+                    for (&(rate, links, items, mem), fill) in rows.iter().zip([1, 4]) {
+                        let margin = 4.0 * (p * (1.0 - p) / PROBES as f64).sqrt();
+                        report.push_str(&format!(
+                            "| {} | {p} | {cap} | {} | {fill}x | {links} | {rate:.6} | {:.2} |\n",
+                            layout.name(),
+                            if expansion == 0 {
+                                "non-scaling"
+                            } else {
+                                "scaling x2"
+                            },
+                            (mem * 8) as f64 / items as f64,
+                        ));
+                        assert!(
+                        rate <= p + margin,
+                        "{layout:?} p={p} cap={cap} expansion={expansion} fill={fill}x: measured {rate} > {p} + {margin}"
+                    );
+                    }
                 }
             }
         }
     }
-    println!("| error | capacity | mode | fill | links | measured FPR | bits/item |\n|---|---|---|---|---|---|---|\n{report}");
+    println!("| layout | error | capacity | mode | fill | links | measured FPR | bits/item |\n|---|---|---|---|---|---|---|---|\n{report}");
 }
