@@ -1340,7 +1340,11 @@ fn wrong_arity_for_every_command() {
     let cases: &[(&str, &[&str])] = &[
         (
             "bf.reserve",
-            &["k", "k 0.01", "k 0.01 100 EXPANSION 2 NONSCALING x"],
+            &[
+                "k",
+                "k 0.01",
+                "k 0.01 100 EXPANSION 2 NONSCALING LAYOUT blocked x",
+            ],
         ),
         ("bf.add", &["", "k", "k a b"]),
         ("bf.madd", &["", "k"]),

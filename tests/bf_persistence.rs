@@ -290,6 +290,8 @@ const INSERTED: &[u8] = b"fs:insert";
 const EMPTY: &[u8] = b"fs:empty";
 const BINKEY: &[u8] = b"fs:bin\x00\xff\r\n key";
 const BIG: &[u8] = b"fs:big";
+const BLOCKED: &[u8] = b"fs:blocked";
+const BLOCKED_NS: &[u8] = b"fs:blocked-ns";
 
 /// Creates the standard filter set; `big` adds a ~27.6 MB single-link filter (two
 /// 16 MiB chunks).
@@ -355,11 +357,43 @@ fn build_filters(con: &mut Connection, big: bool) -> Filters {
         assert!(lb[0] > CHUNK && lb[0] <= 2 * CHUNK, "big filter: {lb:?}");
     }
 
+    // The blocked layout: scaling (5 links) and non-scaling via BF.INSERT.
+    reserve(con, BLOCKED, &["0.01", "100", "LAYOUT", "blocked"]);
+    let mut items = text_items("blocked:", 2000);
+    items.extend(binary_items());
+    madd(con, BLOCKED, &items);
+    fs.push(BLOCKED, items);
+    let items = text_items("blocked-ns:", 300);
+    insert(
+        con,
+        BLOCKED_NS,
+        &[
+            "CAPACITY",
+            "400",
+            "ERROR",
+            "0.001",
+            "NONSCALING",
+            "LAYOUT",
+            "blocked",
+        ],
+        &items,
+    );
+    fs.push(BLOCKED_NS, items);
+
     // The set has the shapes this file claims.
     assert!(link_bytes(con, SCALING).len() >= 5);
     assert!(link_bytes(con, EXP1).len() >= 5);
     assert!(link_bytes(con, AUTO).len() >= 2);
     assert!(link_bytes(con, INSERTED).len() >= 2);
+    assert!(link_bytes(con, BLOCKED).len() >= 5);
+    for key in [BLOCKED, BLOCKED_NS] {
+        let debug = bf_debug(con, key);
+        assert!(
+            debug[1..].iter().all(|l| l.ends_with(" layout:blocked")),
+            "{debug:?}"
+        );
+    }
+    assert!(!bf_debug(con, SCALING)[1].contains("layout"));
     assert_eq!(bf_info_field(con, NONSCALING, "EXPANSION"), Value::Nil);
     assert_eq!(bf_info_field(con, EXP1, "EXPANSION"), Value::Int(1));
     assert_eq!(bf_info_field(con, INSERTED, "EXPANSION"), Value::Int(3));
@@ -934,9 +968,15 @@ fn aof_replay_of_reserve_keeps_the_configured_expansion() {
         Value::Int(4)
     );
     assert_eq!(bf_info_field(&mut con, b"r:ns", "EXPANSION"), Value::Nil);
+    // A layout taken from bf.bf-layout is recorded too (the restarted server
+    // starts with the default, classic).
+    config_set(&mut con, "bf.bf-layout", "blocked");
+    let blocked = text_items("rb:", 30);
+    madd(&mut con, b"r:blocked", &blocked);
     let mut fs = Filters::default();
     fs.push(b"r:exp4", items);
     fs.push(b"r:ns", Vec::new());
+    fs.push(b"r:blocked", blocked);
     let snap = snapshot(&mut con, &fs);
     drop(con);
 
@@ -1481,9 +1521,17 @@ fn replica_of_reserve_keeps_the_primary_expansion_default() {
         Value::Int(4)
     );
     assert_eq!(bf_info_field(&mut con, b"r:ns", "EXPANSION"), Value::Nil);
+    // The layout comes from bf.bf-layout on the primary; the replica keeps classic.
+    config_set(&mut con, "bf.bf-layout", "blocked");
+    config_set(&mut con, "bf.bf-expansion-factor", "2");
+    let blocked = text_items("rb:", 300);
+    madd(&mut con, b"r:blocked", &blocked);
+    assert!(bf_debug(&mut con, b"r:blocked")[1].ends_with("layout:blocked"));
+    assert_eq!(config_get(&mut replica.conn(), "bf.bf-layout"), "classic");
     let mut fs = Filters::default();
     fs.push(b"r:exp4", items);
     fs.push(b"r:ns", Vec::new());
+    fs.push(b"r:blocked", blocked);
     assert_replica_matches(
         &primary,
         &replica,

@@ -8,7 +8,7 @@ use std::ffi::CStr;
 
 use super::errors::{self as e, CmdError};
 use super::parse::{is_keyword, parse_f64, parse_i64, scan_until_items, ArgList, InsertArgs};
-use crate::core::bloom::{MAX_CAPACITY, MAX_EXPANSION};
+use crate::core::bloom::{BloomLayout, MAX_CAPACITY, MAX_EXPANSION};
 
 /// RedisBloom stores error rates above this as this (with a log line).
 pub const MAX_ERROR_RATE: f64 = 0.25;
@@ -19,6 +19,7 @@ pub struct BloomDefaults {
     pub error: f64,
     pub capacity: u64,
     pub expansion: u32,
+    pub layout: BloomLayout,
 }
 
 /// Everything needed to create a filter.
@@ -28,6 +29,12 @@ pub struct CreateParams {
     pub capacity: u64,
     /// 0 = non-scaling.
     pub expansion: u32,
+    /// ferrobloom's `LAYOUT classic|blocked` option (default: `bf.bf-layout`).
+    pub layout: BloomLayout,
+}
+
+fn parse_layout(v: &[u8]) -> Result<BloomLayout, CmdError> {
+    BloomLayout::from_name(v).ok_or_else(|| e::BAD_LAYOUT.into())
 }
 
 fn expansion_for(nonscaling: bool, explicit: Option<u32>, d: &BloomDefaults) -> u32 {
@@ -44,7 +51,7 @@ pub fn parse_reserve<'a>(
     d: &BloomDefaults,
 ) -> Result<CreateParams, CmdError> {
     let n = args.count();
-    if !(4..=7).contains(&n) {
+    if !(4..=9).contains(&n) {
         return Err(CmdError::WrongArity);
     }
     let error = args.arg(2).and_then(parse_f64).ok_or(e::BAD_ERROR_RATE)?;
@@ -57,6 +64,7 @@ pub fn parse_reserve<'a>(
     }
     let mut nonscaling = false;
     let mut expansion: Option<i64> = None;
+    let mut layout = d.layout;
     let mut i = 4;
     while let Some(a) = args.arg(i) {
         if is_keyword(a, "NONSCALING") {
@@ -65,6 +73,9 @@ pub fn parse_reserve<'a>(
         } else if is_keyword(a, "EXPANSION") {
             let v = args.arg(i + 1).ok_or(e::NO_EXPANSION)?;
             expansion = Some(parse_i64(v).ok_or(e::BAD_EXPANSION)?);
+            i += 2;
+        } else if is_keyword(a, "LAYOUT") {
+            layout = parse_layout(args.arg(i + 1).ok_or(e::BAD_LAYOUT)?)?;
             i += 2;
         } else {
             return Err(e::UNKNOWN_ARGUMENT.into());
@@ -82,6 +93,7 @@ pub fn parse_reserve<'a>(
         error: error.min(MAX_ERROR_RATE),
         capacity: capacity as u64,
         expansion: expansion_for(nonscaling, explicit, d),
+        layout,
     })
 }
 
@@ -92,11 +104,12 @@ pub fn parse_insert<'a>(
     d: &BloomDefaults,
 ) -> Result<InsertArgs<CreateParams>, CmdError> {
     let (mut capacity, mut error, mut expansion) = (None, None, None);
+    let mut layout = d.layout;
     let (mut nocreate, mut nonscaling) = (false, false);
     let items_from = scan_until_items(
         args,
         &["NOCREATE", "NONSCALING"],
-        &["CAPACITY", "ERROR", "EXPANSION"],
+        &["CAPACITY", "ERROR", "EXPANSION", "LAYOUT"],
         |kw, v| {
             match kw {
                 "CAPACITY" => {
@@ -117,6 +130,7 @@ pub fn parse_insert<'a>(
                         .ok_or(e::INSERT_BAD_EXPANSION)?;
                     expansion = Some(x as u32);
                 }
+                "LAYOUT" => layout = parse_layout(v)?,
                 "NOCREATE" => nocreate = true,
                 _ => nonscaling = true,
             }
@@ -130,6 +144,7 @@ pub fn parse_insert<'a>(
         error: error.unwrap_or(d.error),
         capacity: capacity.unwrap_or(d.capacity),
         expansion: expansion_for(nonscaling, expansion, d),
+        layout,
     });
     Ok(InsertArgs { create, items_from })
 }
@@ -212,6 +227,7 @@ mod tests {
         error: 0.01,
         capacity: 100,
         expansion: 2,
+        layout: BloomLayout::Blocked,
     };
 
     fn reserve(args: &[&str]) -> Result<CreateParams, CmdError> {
@@ -236,7 +252,8 @@ mod tests {
             CreateParams {
                 error: 0.001,
                 capacity: 100,
-                expansion: 2
+                expansion: 2,
+                layout: BloomLayout::Blocked
             }
         );
         let p = reserve(&["bf.reserve", "k", "0.01", "10", "expansion", "4"]).unwrap();
@@ -379,6 +396,50 @@ mod tests {
     }
 
     #[test]
+    fn layout_option() {
+        let p = reserve(&["BF.RESERVE", "k", "0.01", "10", "LAYOUT", "classic"]).unwrap();
+        assert_eq!(p.layout, BloomLayout::Classic);
+        let p = reserve(&[
+            "BF.RESERVE",
+            "k",
+            "0.01",
+            "10",
+            "NONSCALING",
+            "layout",
+            "BLOCKED",
+        ])
+        .unwrap();
+        assert_eq!((p.layout, p.expansion), (BloomLayout::Blocked, 0));
+        let p = reserve(&[
+            "BF.RESERVE",
+            "k",
+            "0.01",
+            "10",
+            "EXPANSION",
+            "4",
+            "LAYOUT",
+            "classic",
+        ])
+        .unwrap();
+        assert_eq!((p.layout, p.expansion), (BloomLayout::Classic, 4));
+        assert_eq!(
+            err(reserve(&["BF.RESERVE", "k", "0.01", "10", "LAYOUT"])),
+            e::BAD_LAYOUT
+        );
+        assert_eq!(
+            err(reserve(&["BF.RESERVE", "k", "0.01", "10", "LAYOUT", "x"])),
+            e::BAD_LAYOUT
+        );
+        let a = insert(&["BF.INSERT", "k", "LAYOUT", "classic", "ITEMS", "a"]).unwrap();
+        assert_eq!(a.create.unwrap().layout, BloomLayout::Classic);
+        assert_eq!(a.items_from, 5);
+        assert_eq!(
+            err(insert(&["BF.INSERT", "k", "LAYOUT", "nope", "ITEMS", "a"])),
+            e::BAD_LAYOUT
+        );
+    }
+
+    #[test]
     fn insert_options_and_errors() {
         let a = insert(&["BF.INSERT", "k", "ITEMS", "a", "b"]).unwrap();
         assert_eq!(a.items_from, 3);
@@ -387,7 +448,8 @@ mod tests {
             Some(CreateParams {
                 error: 0.01,
                 capacity: 100,
-                expansion: 2
+                expansion: 2,
+                layout: BloomLayout::Blocked
             })
         );
         let a = insert(&[
@@ -408,7 +470,8 @@ mod tests {
             Some(CreateParams {
                 error: 0.001,
                 capacity: 1000,
-                expansion: 4
+                expansion: 4,
+                layout: BloomLayout::Blocked
             })
         );
         assert_eq!(a.items_from, 9);

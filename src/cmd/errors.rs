@@ -52,6 +52,8 @@ pub const INSERT_BAD_ERROR_RATE: &str = "Bad error rate";
 pub const INSERT_BAD_CAPACITY: &str = "Bad capacity";
 pub const INSERT_BAD_EXPANSION: &str = "Bad expansion";
 pub const UNKNOWN_ARGUMENT: &str = "Unknown argument received";
+/// ferrobloom's LAYOUT option (not in RedisBloom).
+pub const BAD_LAYOUT: &str = "ERR bad layout (expected classic or blocked)";
 /// ferrobloom enforces the documented rule RedisBloom ignores (quirk Q5).
 pub const NOCREATE_WITH_OPTIONS: &str = "ERR NOCREATE cannot be combined with CAPACITY or ERROR";
 

@@ -80,7 +80,7 @@ pub enum BloomLayout {
 
 impl BloomLayout {
     /// The header code of the layout.
-    pub fn code(self) -> u8 {
+    pub const fn code(self) -> u8 {
         match self {
             BloomLayout::Classic => LAYOUT_CLASSIC,
             BloomLayout::Blocked => LAYOUT_BLOCKED,

@@ -173,6 +173,9 @@ fn victim_pos(bucket: u64, n: u64, b: u64) -> u64 {
     k % b
 }
 
+/// Sub-filters (newest first) whose buckets a batch prefetches per item.
+const PREFETCH_SUBFILTERS: usize = 4;
+
 /// Upper bound on the false-positive rate of ONE sub-filter: a lookup compares
 /// the fingerprint with at most `2 * b` stored fingerprints, each equal with
 /// probability `1 / (2^f - 1)`.
@@ -424,6 +427,17 @@ impl SubFilter {
             (true, false) => self.occupied = self.occupied.saturating_add(1),
             (false, true) => self.occupied = self.occupied.saturating_sub(1),
             _ => {}
+        }
+    }
+
+    /// Hints the CPU to fetch the cache line where `bucket` starts.
+    #[inline(always)]
+    fn prefetch_bucket(&self, l: &Layout, bucket: u64) {
+        let bit = bucket
+            .wrapping_mul(l.bucket_size)
+            .wrapping_mul(u64::from(l.fp_bits));
+        if let Some(b) = self.data.get(idx(bit / 8)) {
+            super::bits::prefetch(b as *const u8);
         }
     }
 
@@ -830,6 +844,19 @@ impl CuckooFilter {
         let sub = SubFilter::new_zeroed(buckets, &self.layout)?;
         self.subs.push(sub);
         Ok(())
+    }
+
+    /// Prefetches both candidate buckets of `h` in the newest sub-filters (at
+    /// most [`PREFETCH_SUBFILTERS`]), for batches (see `core::hash::HashAhead`).
+    #[inline]
+    pub fn prefetch(&self, h: &CuckooHash) {
+        let l = self.layout;
+        let ah = alt_hash(self.fp_of(h));
+        for sub in self.subs.iter().rev().take(PREFETCH_SUBFILTERS) {
+            let mask = sub.mask();
+            sub.prefetch_bucket(&l, h.lo & mask);
+            sub.prefetch_bucket(&l, (h.lo ^ ah) & mask);
+        }
     }
 
     /// Whether the item may be present (no false negatives).

@@ -8,8 +8,8 @@ use super::types::BLOOM;
 use crate::cmd::bf::{format_g, parse_insert, parse_reserve, CreateParams, InfoField};
 use crate::cmd::errors::{self as e, bloom as map_err, CmdError, Op};
 use crate::cmd::parse::{parse_i64, ArgList};
-use crate::core::bloom::{BloomChain, BloomError};
-use crate::core::hash::ItemHash;
+use crate::core::bloom::{BloomChain, BloomError, BloomLayout};
+use crate::core::hash::{HashAhead, ItemHash};
 
 pub type CmdResult = Result<(), CmdError>;
 
@@ -28,10 +28,11 @@ fn key_name(args: &Args) -> Result<*mut redis_module::raw::RedisModuleString, Cm
 
 /// Creates a filter in a missing key.
 fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
-    let chain = BloomChain::new(
+    let chain = BloomChain::with_layout(
         p.capacity,
         p.error,
         p.expansion,
+        p.layout,
         &bloom_limits(ctx.trusted()),
     )
     .map_err(|err| map_err(Op::Create, &err))?;
@@ -47,11 +48,18 @@ fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
 fn replicate_reserve(ctx: Ctx, key: *mut redis_module::raw::RedisModuleString, p: &CreateParams) {
     let error = format!("{}", p.error);
     let capacity = p.capacity.to_string();
+    let layout = p.layout.name().as_bytes();
     if p.expansion == 0 {
         ctx.replicate(
             c"BF.RESERVE",
             key,
-            &[error.as_bytes(), capacity.as_bytes(), b"NONSCALING"],
+            &[
+                error.as_bytes(),
+                capacity.as_bytes(),
+                b"NONSCALING",
+                b"LAYOUT",
+                layout,
+            ],
         );
     } else {
         let expansion = p.expansion.to_string();
@@ -63,6 +71,8 @@ fn replicate_reserve(ctx: Ctx, key: *mut redis_module::raw::RedisModuleString, p
                 capacity.as_bytes(),
                 b"EXPANSION",
                 expansion.as_bytes(),
+                b"LAYOUT",
+                layout,
             ],
         );
     }
@@ -128,9 +138,10 @@ fn add_items(
         Shape::Array => {
             ctx.reply_array_postponed();
             let mut replied = 0;
-            for item in args.iter_from(items_from) {
+            let mut ahead = HashAhead::new(args.iter_from(items_from), ItemHash::of);
+            while let Some(h) = ahead.next_with(|h| chain.prefetch(h)) {
                 replied += 1;
-                match chain.add(&ItemHash::of(item), &limits) {
+                match chain.add(&h, &limits) {
                     Ok(added) => {
                         changed |= added;
                         ctx.reply_bool(added);
@@ -188,6 +199,7 @@ fn create_defaults() -> CreateParams {
         error: d.error,
         capacity: d.capacity,
         expansion: d.expansion,
+        layout: d.layout,
     }
 }
 
@@ -217,10 +229,15 @@ pub fn mexists(ctx: Ctx, args: Args) -> CmdResult {
         return Err(CmdError::WrongArity);
     }
     let mut key = Key::open(ctx, key_name(&args)?, false);
-    let chain = key.present(&BLOOM);
     ctx.reply_array(args.len() - 2);
-    for item in args.iter_from(2) {
-        ctx.reply_bool(chain.is_some_and(|c| c.contains(&ItemHash::of(item))));
+    match key.present(&BLOOM) {
+        Some(chain) => {
+            let mut ahead = HashAhead::new(args.iter_from(2), ItemHash::of);
+            while let Some(h) = ahead.next_with(|h| chain.prefetch(h)) {
+                ctx.reply_bool(chain.contains(&h));
+            }
+        }
+        None => (2..args.len()).for_each(|_| ctx.reply_bool(false)),
     }
     Ok(())
 }
@@ -347,13 +364,17 @@ pub fn debug(ctx: Ctx, args: Args) -> CmdResult {
     for l in c.links() {
         let s = l.shape();
         let line = format!(
-            "bytes:{} bits:{} hashes:{} hashwidth:64 capacity:{} size:{} ratio:{}",
+            "bytes:{} bits:{} hashes:{} hashwidth:64 capacity:{} size:{} ratio:{}{}",
             s.bytes(),
             s.bits,
             s.hashes,
             s.entries,
             l.items(),
-            format_g(s.error)
+            format_g(s.error),
+            match s.layout {
+                BloomLayout::Classic => "",
+                BloomLayout::Blocked => " layout:blocked",
+            }
         );
         ctx.reply_bulk(line.as_bytes());
     }

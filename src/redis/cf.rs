@@ -8,7 +8,8 @@ use super::config::{cf_max_filters, cuckoo_defaults, max_filter_bytes};
 use super::types::CUCKOO;
 use crate::cmd::cf::{parse_insert, parse_position, parse_reserve};
 use crate::cmd::errors::{self as e, cuckoo as map_err, CmdError, Op};
-use crate::core::cuckoo::{hash_item, CuckooFilter, CuckooParams};
+use crate::core::cuckoo::{hash_item, CuckooFilter, CuckooHash, CuckooParams};
+use crate::core::hash::HashAhead;
 
 /// Work budget of one CF.COMPACT (units of `CuckooFilter::compact_step`: about
 /// one slot each). A larger filter is compacted over several calls, so one call
@@ -101,10 +102,10 @@ fn replicate_insert(
 fn insert_one(
     ctx: Ctx,
     f: &mut CuckooFilter,
-    item: &[u8],
+    h: &CuckooHash,
     nx: bool,
 ) -> Result<bool, crate::core::cuckoo::CuckooError> {
-    let h = hash_item(item);
+    let h = *h;
     let max_filters = cf_max_filters(ctx.trusted());
     let max_bytes = max_filter_bytes(ctx.trusted());
     if nx {
@@ -123,7 +124,7 @@ fn add_one(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
     let mut key = Key::open(ctx, name, true);
     let created = open_for_insert(ctx, &mut key, Some(d.params(d.capacity, None)?))?;
     let f = key.existing(&CUCKOO)?;
-    let r = insert_one(ctx, f, args.bytes(2), nx);
+    let r = insert_one(ctx, f, &hash_item(args.bytes(2)), nx);
     replicate_insert(ctx, name, created, matches!(r, Ok(true)));
     ctx.reply_bool(r.map_err(|err| map_err(Op::Insert, &err))?);
     Ok(())
@@ -148,8 +149,9 @@ fn insert_many(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
     let resp3 = ctx.is_resp3();
     let mut changed = false;
     ctx.reply_array(args.len().saturating_sub(a.items_from));
-    for item in args.iter_from(a.items_from) {
-        let r = insert_one(ctx, f, item, nx);
+    let mut ahead = HashAhead::new(args.iter_from(a.items_from), hash_item);
+    while let Some(h) = ahead.next_with(|h| f.prefetch(h)) {
+        let r = insert_one(ctx, f, &h, nx);
         changed |= matches!(r, Ok(true));
         match r {
             Ok(true) if nx => ctx.reply_integer(1),
@@ -193,10 +195,15 @@ pub fn mexists(ctx: Ctx, args: Args) -> CmdResult {
         return Err(CmdError::WrongArity);
     }
     let mut key = Key::open(ctx, key_name(&args)?, false);
-    let f = key.present(&CUCKOO);
     ctx.reply_array(args.len() - 2);
-    for item in args.iter_from(2) {
-        ctx.reply_bool(f.is_some_and(|f| f.contains(&hash_item(item))));
+    match key.present(&CUCKOO) {
+        Some(f) => {
+            let mut ahead = HashAhead::new(args.iter_from(2), hash_item);
+            while let Some(h) = ahead.next_with(|h| f.prefetch(h)) {
+                ctx.reply_bool(f.contains(&h));
+            }
+        }
+        None => (2..args.len()).for_each(|_| ctx.reply_bool(false)),
     }
     Ok(())
 }

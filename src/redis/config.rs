@@ -17,7 +17,7 @@ use super::api::{api, log, str_bytes};
 use crate::cmd::bf::{BloomDefaults, MAX_ERROR_RATE};
 use crate::cmd::cf::CuckooDefaults;
 use crate::cmd::parse::{parse_f64, parse_i64};
-use crate::core::bloom::{Limits, MAX_CAPACITY, MAX_EXPANSION, MAX_LINKS_CEILING};
+use crate::core::bloom::{BloomLayout, Limits, MAX_CAPACITY, MAX_EXPANSION, MAX_LINKS_CEILING};
 
 /// A numeric config: its value and its Redis-enforced range.
 pub struct Numeric {
@@ -141,12 +141,22 @@ pub fn bf_error_rate() -> f64 {
     BF_ERROR_RATE.get()
 }
 
+/// `bf.bf-layout`: the bit layout of new Bloom filters (an enum config; the
+/// value is the layout's header code).
+static BF_LAYOUT: AtomicI64 = AtomicI64::new(LAYOUT_DEFAULT.code() as i64);
+const LAYOUT_DEFAULT: BloomLayout = BloomLayout::Classic;
+
+pub fn bf_layout() -> BloomLayout {
+    BloomLayout::from_code(BF_LAYOUT.load(Relaxed) as u8).unwrap_or(LAYOUT_DEFAULT)
+}
+
 /// Defaults for BF commands that do not say.
 pub fn bloom_defaults() -> BloomDefaults {
     BloomDefaults {
         error: bf_error_rate(),
         capacity: BF_INITIAL_SIZE.get() as u64,
         expansion: BF_EXPANSION.get() as u32,
+        layout: bf_layout(),
     }
 }
 
@@ -284,6 +294,26 @@ extern "C" fn set_float(
     }
 }
 
+extern "C" fn get_layout(_name: *const c_char, _privdata: *mut c_void) -> c_int {
+    BF_LAYOUT.load(Relaxed) as c_int
+}
+
+extern "C" fn set_layout(
+    _name: *const c_char,
+    val: c_int,
+    _privdata: *mut c_void,
+    err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    // Redis only passes values from the registered list; check anyway.
+    match u8::try_from(val).ok().and_then(BloomLayout::from_code) {
+        Some(l) => {
+            BF_LAYOUT.store(i64::from(l.code()), Relaxed);
+            raw::REDISMODULE_OK as c_int
+        }
+        None => config_error(err, "Invalid value for `bf-layout`"),
+    }
+}
+
 /// Applies RedisBloom's load-time arguments. Returns an error message that
 /// refuses the load.
 pub fn apply_module_args(args: &[&[u8]]) -> Result<(), String> {
@@ -389,6 +419,33 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
             ));
         }
     }
+    let Some(reg_enum) = api!(RedisModule_RegisterEnumConfig) else {
+        return Err("this Redis has no module configuration API (needs 7.0+)".into());
+    };
+    let names = [c"classic".as_ptr(), c"blocked".as_ptr()];
+    let values = [
+        c_int::from(BloomLayout::Classic.code()),
+        c_int::from(BloomLayout::Blocked.code()),
+    ];
+    // SAFETY: valid load context; Redis copies the names; the arrays outlive the call.
+    let rc = unsafe {
+        reg_enum(
+            ctx,
+            c"bf-layout".as_ptr(),
+            get_layout(std::ptr::null(), std::ptr::null_mut()),
+            raw::REDISMODULE_CONFIG_DEFAULT,
+            names.as_ptr() as *mut *const c_char,
+            values.as_ptr(),
+            names.len() as c_int,
+            Some(get_layout),
+            Some(set_layout),
+            None,
+            std::ptr::null_mut(),
+        )
+    };
+    if rc != raw::REDISMODULE_OK as c_int {
+        return Err("could not register config bf-layout".into());
+    }
     if let Some(load) = api!(RedisModule_LoadConfigs) {
         // SAFETY: valid load context.
         if unsafe { load(ctx) } != raw::REDISMODULE_OK as c_int {
@@ -399,7 +456,8 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
         ctx,
         c"notice",
         &format!(
-            "ferrobloom configs: bf-error-rate {} bf-initial-size {} bf-expansion-factor {} bf-max-links {} max-filter-memory {} cf-max-expansions {} cf-error-rate {}",
+            "ferrobloom configs: bf-layout {} bf-error-rate {} bf-initial-size {} bf-expansion-factor {} bf-max-links {} max-filter-memory {} cf-max-expansions {} cf-error-rate {}",
+            bf_layout().name(),
             bf_error_rate(),
             BF_INITIAL_SIZE.get(),
             BF_EXPANSION.get(),
