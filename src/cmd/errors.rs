@@ -52,6 +52,13 @@ pub const INSERT_BAD_ERROR_RATE: &str = "Bad error rate";
 pub const INSERT_BAD_CAPACITY: &str = "Bad capacity";
 pub const INSERT_BAD_EXPANSION: &str = "Bad expansion";
 pub const UNKNOWN_ARGUMENT: &str = "Unknown argument received";
+/// An item longer than `bf.max-item-size` (ferrobloom's limit; RedisBloom has none).
+pub fn item_too_large(len: usize, max: u64) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR item too large: {len} bytes, bf.max-item-size is {max}"
+    ))
+}
+
 /// ferrobloom's LAYOUT option (not in RedisBloom).
 pub const BAD_LAYOUT: &str = "ERR bad layout (expected classic or blocked)";
 /// ferrobloom enforces the documented rule RedisBloom ignores (quirk Q5).

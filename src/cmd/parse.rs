@@ -121,6 +121,23 @@ pub fn is_keyword(arg: &[u8], keyword: &str) -> bool {
     arg.eq_ignore_ascii_case(keyword.as_bytes())
 }
 
+/// Refuses the command when any item from argument `from` on is longer than
+/// `max` bytes (`bf.max-item-size`), before anything is looked up or changed.
+pub fn check_item_sizes<'a>(
+    args: &impl ArgList<'a>,
+    from: usize,
+    max: u64,
+) -> Result<(), CmdError> {
+    let mut i = from;
+    while let Some(a) = args.arg(i) {
+        if a.len() as u64 > max {
+            return Err(errors::item_too_large(a.len(), max));
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

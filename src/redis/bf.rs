@@ -3,11 +3,11 @@
 //! trampoline (crate::redis::commands) sends it.
 
 use super::api::{Args, Ctx, Key, KeyState, Lookup};
-use super::config::{bloom_defaults, bloom_limits};
+use super::config::{bloom_defaults, bloom_limits, max_item_bytes};
 use super::types::BLOOM;
 use crate::cmd::bf::{format_g, parse_insert, parse_reserve, CreateParams, InfoField};
 use crate::cmd::errors::{self as e, bloom as map_err, CmdError, Op};
-use crate::cmd::parse::{parse_i64, ArgList};
+use crate::cmd::parse::{check_item_sizes, parse_i64, ArgList};
 use crate::core::bloom::{BloomChain, BloomError, BloomLayout};
 use crate::core::hash::{HashAhead, ItemHash};
 
@@ -24,6 +24,11 @@ impl<'a> ArgList<'a> for Args<'a> {
 
 fn key_name(args: &Args) -> Result<*mut redis_module::raw::RedisModuleString, CmdError> {
     args.raw(1).ok_or(CmdError::WrongArity)
+}
+
+/// Refuses items longer than `bf.max-item-size` (shared by BF and CF commands).
+pub fn check_items(ctx: Ctx, args: &Args, from: usize) -> CmdResult {
+    check_item_sizes(args, from, max_item_bytes(ctx.trusted()))
 }
 
 /// Creates a filter in a missing key.
@@ -112,6 +117,7 @@ fn add_items(
     create_with: Option<CreateParams>,
     shape: Shape,
 ) -> CmdResult {
+    check_items(ctx, &args, items_from)?;
     let name = key_name(&args)?;
     let mut key = Key::open(ctx, name, true);
     let created = match (key.state(&BLOOM), create_with) {
@@ -215,6 +221,7 @@ pub fn exists(ctx: Ctx, args: Args) -> CmdResult {
     if args.len() != 3 {
         return Err(CmdError::WrongArity);
     }
+    check_items(ctx, &args, 2)?;
     let mut key = Key::open(ctx, key_name(&args)?, false);
     let present = key
         .present(&BLOOM)
@@ -228,6 +235,7 @@ pub fn mexists(ctx: Ctx, args: Args) -> CmdResult {
     if args.len() < 3 {
         return Err(CmdError::WrongArity);
     }
+    check_items(ctx, &args, 2)?;
     let mut key = Key::open(ctx, key_name(&args)?, false);
     ctx.reply_array(args.len() - 2);
     match key.present(&BLOOM) {

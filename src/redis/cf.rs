@@ -3,7 +3,7 @@
 //! replication of implicit creation, trampolines).
 
 use super::api::{Args, Ctx, Key, KeyState};
-use super::bf::CmdResult;
+use super::bf::{check_items, CmdResult};
 use super::config::{cf_max_filters, cuckoo_defaults, max_filter_bytes};
 use super::types::CUCKOO;
 use crate::cmd::cf::{parse_insert, parse_position, parse_reserve};
@@ -119,6 +119,7 @@ fn add_one(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
     if args.len() != 3 {
         return Err(CmdError::WrongArity);
     }
+    check_items(ctx, &args, 2)?;
     let d = cuckoo_defaults();
     let name = key_name(&args)?;
     let mut key = Key::open(ctx, name, true);
@@ -142,6 +143,7 @@ pub fn addnx(ctx: Ctx, args: Args) -> CmdResult {
 
 fn insert_many(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
     let a = parse_insert(&args, &cuckoo_defaults())?;
+    check_items(ctx, &args, a.items_from)?;
     let name = key_name(&args)?;
     let mut key = Key::open(ctx, name, true);
     let created = open_for_insert(ctx, &mut key, a.create)?;
@@ -181,6 +183,7 @@ pub fn exists(ctx: Ctx, args: Args) -> CmdResult {
     if args.len() != 3 {
         return Err(CmdError::WrongArity);
     }
+    check_items(ctx, &args, 2)?;
     let mut key = Key::open(ctx, key_name(&args)?, false);
     let present = key
         .present(&CUCKOO)
@@ -194,6 +197,7 @@ pub fn mexists(ctx: Ctx, args: Args) -> CmdResult {
     if args.len() < 3 {
         return Err(CmdError::WrongArity);
     }
+    check_items(ctx, &args, 2)?;
     let mut key = Key::open(ctx, key_name(&args)?, false);
     ctx.reply_array(args.len() - 2);
     match key.present(&CUCKOO) {
@@ -213,6 +217,7 @@ pub fn count(ctx: Ctx, args: Args) -> CmdResult {
     if args.len() != 3 {
         return Err(CmdError::WrongArity);
     }
+    check_items(ctx, &args, 2)?;
     let mut key = Key::open(ctx, key_name(&args)?, false);
     let n = key
         .present(&CUCKOO)
@@ -226,6 +231,7 @@ pub fn del(ctx: Ctx, args: Args) -> CmdResult {
     if args.len() != 3 {
         return Err(CmdError::WrongArity);
     }
+    check_items(ctx, &args, 2)?;
     let mut key = Key::open(ctx, key_name(&args)?, true);
     if key.state(&CUCKOO) != KeyState::Found {
         return Err(e::CF_DEL_NOT_FOUND.into());

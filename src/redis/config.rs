@@ -61,7 +61,13 @@ pub static MAX_FILTER_MEMORY: Numeric = Numeric {
     ..Numeric::new(c"max-filter-memory", 4 << 30, 4096, i64::MAX)
 };
 
-static NUMERICS: [&Numeric; 9] = [
+/// Longest item any command accepts, in bytes (a memory config).
+pub static MAX_ITEM_SIZE: Numeric = Numeric {
+    memory: true,
+    ..Numeric::new(c"max-item-size", 1 << 20, 1, 512 << 20)
+};
+
+static NUMERICS: [&Numeric; 10] = [
     &BF_INITIAL_SIZE,
     &BF_EXPANSION,
     &BF_MAX_LINKS,
@@ -71,6 +77,7 @@ static NUMERICS: [&Numeric; 9] = [
     &CF_EXPANSION,
     &CF_MAX_EXPANSIONS,
     &MAX_FILTER_MEMORY,
+    &MAX_ITEM_SIZE,
 ];
 
 /// A floating-point config, registered as a string config (module configs have
@@ -169,6 +176,16 @@ pub fn cuckoo_defaults() -> CuckooDefaults {
         max_iterations: CF_MAX_ITERATIONS.get() as u16,
         expansion: CF_EXPANSION.get() as u32,
         error: (e > 0.0).then_some(e),
+    }
+}
+
+/// Longest accepted item; none for trusted writes (loading, replication), so a
+/// lowered limit never refuses what the primary or the AOF already accepted.
+pub fn max_item_bytes(trusted: bool) -> u64 {
+    if trusted {
+        u64::MAX
+    } else {
+        MAX_ITEM_SIZE.get() as u64
     }
 }
 
@@ -456,13 +473,14 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
         ctx,
         c"notice",
         &format!(
-            "ferrobloom configs: bf-layout {} bf-error-rate {} bf-initial-size {} bf-expansion-factor {} bf-max-links {} max-filter-memory {} cf-max-expansions {} cf-error-rate {}",
+            "ferrobloom configs: bf-layout {} bf-error-rate {} bf-initial-size {} bf-expansion-factor {} bf-max-links {} max-filter-memory {} max-item-size {} cf-max-expansions {} cf-error-rate {}",
             bf_layout().name(),
             bf_error_rate(),
             BF_INITIAL_SIZE.get(),
             BF_EXPANSION.get(),
             BF_MAX_LINKS.get(),
             MAX_FILTER_MEMORY.get(),
+            MAX_ITEM_SIZE.get(),
             CF_MAX_EXPANSIONS.get(),
             CF_ERROR_RATE.get()
         ),
