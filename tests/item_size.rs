@@ -20,7 +20,7 @@ fn too_large(len: usize, max: usize) -> String {
 }
 
 /// Every item-taking command, with `item` in each item position.
-fn item_commands<'a>(item: &'a [u8]) -> Vec<Vec<&'a [u8]>> {
+fn item_commands(item: &[u8]) -> Vec<Vec<&[u8]>> {
     vec![
         vec![b"BF.ADD", b"bf", item],
         vec![b"BF.MADD", b"bf", b"ok", item],
