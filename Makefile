@@ -60,13 +60,14 @@ build:
 # Unit tests of the lib + integration tests in tests/ (they start their own redis-servers and
 # find the .so that cargo test builds into $(CARGO_TARGET_DIR)/release/deps/).
 test: deps
-	$(CARGO) test --release --all-targets
+	$(CARGO) test --release --all-targets --features fault-injection
 
 run: deps build
 	@FERROBLOOM_MODULE="$(CURDIR)/$(MODULE_LOCAL)" scripts/run.sh
 
 clippy:
 	$(CARGO) clippy --release --all-targets -- -D warnings
+	$(CARGO) clippy --release --all-targets --features fault-injection -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all

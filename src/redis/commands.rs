@@ -650,5 +650,45 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
             ));
         }
     }
+    #[cfg(feature = "fault-injection")]
+    {
+        // SAFETY: valid load context, static NUL-terminated strings.
+        let rc = unsafe {
+            create(
+                ctx,
+                c"FERROBLOOM.FAULT".as_ptr(),
+                Some(ferrobloom_fault),
+                c"readonly".as_ptr(),
+                0,
+                0,
+                0,
+            )
+        };
+        if rc != raw::REDISMODULE_OK as c_int {
+            return Err("could not register FERROBLOOM.FAULT".into());
+        }
+    }
     Ok(())
 }
+
+/// FERROBLOOM.FAULT point [count]: arms an injected panic (test builds only;
+/// see `guard`).
+#[cfg(feature = "fault-injection")]
+fn fault(ctx: Ctx, args: Args) -> Result<(), CmdError> {
+    if !(2..=3).contains(&args.len()) {
+        return Err(CmdError::WrongArity);
+    }
+    let point = String::from_utf8_lossy(args.bytes(1)).into_owned();
+    let count = match args.len() {
+        3 => crate::cmd::parse::parse_i64(args.bytes(2))
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or(CmdError::Text("ERR bad count"))?,
+        _ => 1,
+    };
+    super::guard::fault::arm(&point, count);
+    ctx.reply_ok();
+    Ok(())
+}
+
+#[cfg(feature = "fault-injection")]
+trampoline!(ferrobloom_fault, fault);

@@ -19,6 +19,7 @@ use redis_module::raw;
 /// Everything OnLoad does after `RedisModule_Init`. An `Err` refuses the load
 /// (the message goes to the server log).
 pub fn on_load(ctx: *mut raw::RedisModuleCtx, args: &[&[u8]]) -> Result<(), String> {
+    guard::record_main_pid();
     if let Some(f) = api::api!(RedisModule_SetModuleOptions) {
         // SAFETY: valid load context. With HANDLE_IO_ERRORS, a truncated RESTORE
         // payload is a clean error instead of a crash.

@@ -26,7 +26,7 @@ use redis_module::raw;
 
 use super::api::{api, log, ModuleType};
 use super::config;
-use super::guard::guard;
+use super::guard::{guard, guard_persist};
 use crate::core::bloom::BloomChain;
 use crate::core::cuckoo::CuckooFilter;
 
@@ -279,7 +279,7 @@ unsafe fn value<'a, T>(value: *const c_void) -> Option<&'a T> {
 }
 
 extern "C" fn rdb_save<T: FilterValue>(rdb: *mut raw::RedisModuleIO, v: *mut c_void) {
-    guard("rdb_save", (), || {
+    guard_persist("rdb_save", || {
         // SAFETY: Redis passes our value.
         let Some(v) = (unsafe { value::<T>(v) }) else {
             return;
@@ -319,7 +319,7 @@ extern "C" fn aof_rewrite<T: FilterValue>(
     key: *mut raw::RedisModuleString,
     v: *mut c_void,
 ) {
-    guard("aof_rewrite", (), || {
+    guard_persist("aof_rewrite", || {
         // SAFETY: Redis passes our value.
         let Some(v) = (unsafe { value::<T>(v) }) else {
             return;
