@@ -875,3 +875,66 @@ fn migration(c: &Cluster) {
         "the old replica dropped it"
     );
 }
+
+/// What a reshard needs from the target node, shown with MIGRATE between two servers (the
+/// command `redis-cli --cluster reshard` runs per batch of keys): the filter's whole
+/// serialized form travels as one RESTORE-ASKING argument, so the target's
+/// `proto-max-bulk-len` must exceed it, and the target applies its own
+/// `bf.max-filter-memory` to the incoming filter. A refused MIGRATE leaves the filter on the
+/// source, unchanged.
+#[test]
+fn migrate_needs_room_on_the_target() {
+    let src = Server::start();
+    let dst = Server::start();
+    let mut s = src.conn();
+    let mut d = dst.conn();
+    // ~1.2 MB of bits, filled enough that the payload does not compress below 1 MiB.
+    exec::<()>(&mut s, &["BF.RESERVE", "f", "0.0001", "500000"]).unwrap();
+    for start in (0..200_000).step_by(1000) {
+        let mut c = redis::cmd("BF.MADD");
+        c.arg("f");
+        for j in start..start + 1000 {
+            c.arg(format!("item-{j}"));
+        }
+        let _: Vec<i64> = c.query(&mut s).unwrap();
+    }
+    let payload: Vec<u8> = exec(&mut s, &["DUMP", "f"]).unwrap();
+    assert!(payload.len() > 1 << 20, "payload {} bytes", payload.len());
+    let digest = digest_value(&mut s, "f");
+    let port = dst.port().to_string();
+    let migrate =
+        |s: &mut Connection| exec::<Value>(s, &["MIGRATE", "127.0.0.1", &port, "f", "0", "10000"]);
+    let still_on_source = |s: &mut Connection, d: &mut Connection| {
+        assert_eq!(digest_value(s, "f"), digest, "the source's filter changed");
+        assert_eq!(exec::<i64>(d, &["EXISTS", "f"]).unwrap(), 0);
+    };
+
+    exec::<()>(&mut d, &["CONFIG", "SET", "proto-max-bulk-len", "1mb"]).unwrap();
+    // The target answers the oversized bulk length and closes the connection, so the
+    // source sees either that answer or a failed write, depending on timing.
+    let e = err_text(migrate(&mut s));
+    assert!(
+        e == "ERR Target instance replied with error: ERR Protocol error: invalid bulk length"
+            || e == "IOERR error or timeout writing to target instance",
+        "MIGRATE above the target's proto-max-bulk-len: {e}"
+    );
+    still_on_source(&mut s, &mut d);
+    exec::<()>(&mut d, &["CONFIG", "SET", "proto-max-bulk-len", "512mb"]).unwrap();
+
+    exec::<()>(&mut d, &["CONFIG", "SET", "bf.max-filter-memory", "1mb"]).unwrap();
+    assert_eq!(
+        err_text(migrate(&mut s)),
+        "ERR Target instance replied with error: ERR Bad data format"
+    );
+    assert!(
+        dst.log().contains("ferrobloom: refusing"),
+        "{}",
+        dst.log_tail(5)
+    );
+    still_on_source(&mut s, &mut d);
+
+    exec::<()>(&mut d, &["CONFIG", "SET", "bf.max-filter-memory", "4gb"]).unwrap();
+    assert_eq!(migrate(&mut s).unwrap(), Value::Okay);
+    assert_eq!(exec::<i64>(&mut s, &["EXISTS", "f"]).unwrap(), 0);
+    assert_eq!(digest_value(&mut d, "f"), digest);
+}
