@@ -475,6 +475,7 @@ fn redirects(c: &Cluster) {
     // so they answer the module's own error or an empty reply), writes go to the primary.
     let mut rcon = c.replicas[owner].conn();
     let _: () = redis::cmd("READONLY").query(&mut rcon).unwrap();
+    let before = command_stats(&mut rcon);
     for (args, write) in COMMANDS {
         let r = with_key(args, key).query::<Value>(&mut rcon);
         if *write {
@@ -490,6 +491,17 @@ fn redirects(c: &Cluster) {
                 "{args:?} on a READONLY replica: {e}"
             );
         }
+    }
+    let after = command_stats(&mut rcon);
+    for (args, write) in COMMANDS {
+        let name = args[0].to_ascii_lowercase();
+        let calls = |m: &HashMap<String, (u64, u64)>| m.get(&name).map_or(0, |v| v.0);
+        let ran = calls(&after) - calls(&before);
+        assert_eq!(
+            ran,
+            u64::from(!*write),
+            "{name}: calls on the READONLY replica"
+        );
     }
     // Without READONLY the replica redirects reads too.
     let mut rcon = c.replicas[owner].conn();
@@ -538,6 +550,24 @@ fn hash_tags(c: &Cluster) {
         .unwrap();
     assert_eq!((a, b, c1, d, e, f), (1, 1, 1, 1, 2, 1));
 
+    // A transaction that also touches another slot never runs: the foreign key is refused
+    // while queuing (MOVED, another node's slot) or at EXEC (CROSSSLOT, a slot of this
+    // node), and EXEC aborts.
+    let r = redis::pipe()
+        .atomic()
+        .cmd("BF.ADD")
+        .arg(bf)
+        .arg("carol")
+        .cmd("BF.ADD")
+        .arg("{user:43}:bf")
+        .arg("carol")
+        .query::<Value>(&mut con);
+    assert!(r.is_err(), "a cross-slot transaction ran: {r:?}");
+    assert_eq!(
+        exec::<i64>(&mut con, &["BF.EXISTS", bf, "carol"]).unwrap(),
+        0
+    );
+
     // COPY within the tag, through the cluster client (routed by the first key).
     for (src, dst) in [(bf, "{user:42}:bf-copy"), (cf, "{user:42}:cf-copy")] {
         assert_eq!(exec_c::<i64>(&mut cc, &["COPY", src, dst]), 1);
@@ -561,11 +591,10 @@ fn hash_tags(c: &Cluster) {
         let e = exec_err(&mut n.conn(), &["COPY", bf, "{user:43}:bf"]);
         assert_eq!(e, "CROSSSLOT Keys in request don't hash to the same slot");
     }
-    let mut cc2 = c.client();
     let r = redis::cmd("COPY")
         .arg(bf)
         .arg("{user:43}:bf")
-        .query::<Value>(&mut cc2);
+        .query::<Value>(&mut cc);
     assert_eq!(
         err_text(r),
         "CROSSSLOT Keys in request don't hash to the same slot",
