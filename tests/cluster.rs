@@ -13,8 +13,8 @@
 //!      both runs on their node, COPY within the tag works and COPY across slots is refused
 //!      with CROSSSLOT;
 //!   3. 10,000 filters (5,000 BF + 5,000 CF, 1-5 items each, created by every creating
-//!      command) plus a Bloom filter whose DUMP payload is above 16 MiB and a 1 MiB cuckoo
-//!      filter sharing its hash tag, all written through redis-rs' cluster client;
+//!      command) plus a Bloom filter whose DUMP payload is above 16 MiB and a cuckoo
+//!      filter of about 1 MB sharing its hash tag, all written through redis-rs' cluster client;
 //!   4. two `redis-cli --cluster reshard` runs (MIGRATE) that move the big filters' slot and
 //!      a few hundred small filters between primaries;
 //!   5. afterwards: the moved slots and keys are on their new owners (CLUSTER SLOTS,
@@ -22,6 +22,10 @@
 //!      DEBUG DIGEST-VALUE and BF.INFO/CF.INFO are unchanged, every inserted item of every
 //!      filter is still found through the cluster client, the moved filters take writes on
 //!      their new node, and every replica's DEBUG DIGEST equals its primary's.
+//!
+//! - `migrate_needs_room_on_the_target`: MIGRATE (what a reshard runs) between two servers
+//!   fails while the target's `proto-max-bulk-len` or `bf.max-filter-memory` is below the
+//!   filter, leaving it on the source unchanged, and succeeds once they are raised.
 //!
 //! Timings (reshard wall time, the big MIGRATE from SLOWLOG, the worst PING latency on the
 //! source during the move) are printed, never asserted. See them with
