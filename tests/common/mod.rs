@@ -18,6 +18,7 @@
 //!   `redis-cli`, `python3` from PATH)
 #![allow(dead_code)]
 
+pub mod process;
 pub mod rdb;
 
 use std::collections::HashMap;
