@@ -222,8 +222,10 @@ enum Kind {
     BfAdd,
     /// CF.ADD / CF.ADDNX / CF.INSERT: per item 1 = one more copy.
     CfAdd,
-    /// CF.DEL: 1 = one copy removed.
+    /// CF.DEL (or a script of them): per item 1 = one copy removed.
     CfDel,
+    /// Nothing to model (CF.COMPACT).
+    Other,
 }
 
 #[derive(Clone, Debug)]
@@ -357,25 +359,40 @@ impl Model {
                 }
             }
             Kind::CfDel => {
-                let item = &op.items[0];
-                let m = self.cf.get_mut(&op.key).expect("CF.DEL of a modelled key");
-                let net = m.net(item);
-                // The matching fingerprints in an item's buckets are at least its own
-                // live copies: deleting a live item always finds one.
-                assert!(
-                    net <= 0 || r == [Some(1)],
-                    "{} with {net} live copies replied {}",
-                    show_args(&op.args),
-                    show(v)
-                );
-                if r == [Some(1)] {
-                    *m.net.entry(item.clone()).or_insert(0) -= 1;
-                    m.deleted += 1;
+                let Some(m) = self.cf.get_mut(&op.key) else {
+                    assert!(op.items.is_empty(), "{}: no such key", show_args(&op.args));
+                    return;
+                };
+                for (item, x) in op
+                    .items
+                    .iter()
+                    .zip(r.iter().chain(std::iter::repeat(&None)))
+                {
+                    let net = m.net(item);
+                    // The matching fingerprints in an item's buckets are at least its
+                    // own live copies: deleting a live item always finds one.
+                    assert!(
+                        net <= 0 || *x == Some(1),
+                        "{} with {net} live copies of {:?} replied {}",
+                        show_args(&op.args),
+                        String::from_utf8_lossy(item),
+                        show(v)
+                    );
+                    if *x == Some(1) {
+                        *m.net.entry(item.clone()).or_insert(0) -= 1;
+                        m.deleted += 1;
+                    }
                 }
             }
+            Kind::Other => {}
         }
     }
 }
+
+/// Deletes every ARGV item from KEYS[1] in one script: one command, many deletes
+/// (replicated and written to the AOF as MULTI / CF.DEL ... / EXEC).
+const DEL_MANY: &str = "local r = {} for i, v in ipairs(ARGV) do \
+     r[i] = redis.call('CF.DEL', KEYS[1], v) end return r";
 
 /// The seeded command generator. `fresh` numbers new items and keys, so names stay
 /// unique even when a crash rolls the model back.
@@ -435,13 +452,20 @@ impl Gen {
                 &["CF.RESERVE", "cf:full", "64", "EXPANSION", "0"],
                 vec![],
             ),
+            // Its second sub-filter has more slots than one delete's compaction
+            // budget, so a compaction pass can be caught half-way.
+            Op::new(
+                Kind::Reserve,
+                &["CF.RESERVE", "cf:compact", "2048", "EXPANSION", "2"],
+                vec![],
+            ),
         ]
     }
 
     fn next_op(&mut self, m: &Model) -> Op {
         let bf_known = |k: &str| m.bf.get(k).map(|x| x.items.clone()).unwrap_or_default();
         let cf_known = |k: &str| m.cf.get(k).map(|x| x.items.clone()).unwrap_or_default();
-        let pick = self.rng.below(100);
+        let pick = self.rng.below(110);
         match pick {
             0..=9 => {
                 let it = self.items(1, 10, &bf_known("bf:auto"));
@@ -527,6 +551,28 @@ impl Gen {
                 let it = self.items(n, 10, &cf_known("cf:full"));
                 Op::new(Kind::CfAdd, &["CF.INSERT", "cf:full", "ITEMS"], it)
             }
+            100..=105 => {
+                // Grows big sub-filters; the deletes below start automatic compactions.
+                let n = self.rng.range(20, 60);
+                let it = self.items(n, 5, &cf_known("cf:compact"));
+                Op::new(Kind::CfAdd, &["CF.INSERT", "cf:compact", "ITEMS"], it)
+            }
+            106..=108 => {
+                let mut live =
+                    m.cf.get("cf:compact")
+                        .map(CfModel::live)
+                        .unwrap_or_default();
+                let n = (self.rng.range(5, 30) as usize).min(live.len());
+                let mut it = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let i = self.rng.below(live.len() as u64) as usize;
+                    it.push(live.swap_remove(i));
+                }
+                let mut op = Op::new(Kind::CfDel, &["EVAL", DEL_MANY, "1", "cf:compact"], it);
+                op.key = "cf:compact".to_string();
+                op
+            }
+            109 => Op::new(Kind::Other, &["CF.COMPACT", "cf:compact"], vec![]),
             _ => {
                 let keys = ["cf:auto", "cf:ins", "cf:exact", "cf:full"];
                 let key = keys[self.rng.below(keys.len() as u64) as usize];
@@ -742,6 +788,47 @@ fn check_model(con: &mut Connection, model: &Model, what: &str) {
     }
 }
 
+/// The INFO item counts are at least what the acknowledged replies alone (`acked`, the
+/// writer's own model) promise; a CF.DEL in flight may have removed one more.
+fn assert_counts_cover_acked(
+    con: &mut Connection,
+    acked: &Model,
+    inflight: Option<&Op>,
+    what: &str,
+) {
+    for (key, m) in &acked.bf {
+        let n = info_ints(con, "BF.INFO", key)["Number of items inserted"];
+        assert!(
+            n >= m.inserted,
+            "{what}: {key}: BF.INFO items {n} < acked {}",
+            m.inserted
+        );
+    }
+    for (key, m) in &acked.cf {
+        let n = info_ints(con, "CF.INFO", key)["Number of items inserted"];
+        let del_in_flight = inflight.is_some_and(|op| op.kind == Kind::CfDel && op.key == *key);
+        let want = m.net.values().sum::<i64>() - i64::from(del_in_flight);
+        assert!(n >= want, "{what}: {key}: CF.INFO items {n} < acked {want}");
+    }
+}
+
+/// The compaction pass a cuckoo filter is in, from its SCANDUMP header (byte 7 =
+/// flags, bit 0 = running; 20 = sub-filter index u32; 56 = next slot u64):
+/// `Some((sub-filter, slot))` while one runs.
+fn compaction(con: &mut Connection, key: &str) -> Option<(u32, u64)> {
+    let v = raw(con, &strs(&["CF.SCANDUMP", key, "0"]));
+    let h = match &v {
+        Value::Array(a) if a.len() == 2 && a[0] == Value::Int(1) => match &a[1] {
+            Value::BulkString(h) if h.len() >= 64 => h.clone(),
+            _ => panic!("CF.SCANDUMP {key} 0: {}", show(&v)),
+        },
+        _ => panic!("CF.SCANDUMP {key} 0: {}", show(&v)),
+    };
+    let u32_at = |i: usize| u32::from_le_bytes(h[i..i + 4].try_into().unwrap());
+    let u64_at = |i: usize| u64::from_le_bytes(h[i..i + 8].try_into().unwrap());
+    (h[7] & 1 != 0).then(|| (u32_at(20), u64_at(56)))
+}
+
 /// Never-added items, as many as the key's members.
 fn probes(key: &str, n: usize) -> Vec<Vec<u8>> {
     (0..n)
@@ -946,6 +1033,7 @@ fn aof_always_keeps_every_acknowledged_write_across_kill9() {
         }
         assert_same_dataset(&mut con, &mut rcon, &truth, &what);
         check_model(&mut con, &truth, &what);
+        assert_counts_cover_acked(&mut con, &run.model, run.inflight.as_ref(), &what);
         gen = run.gen;
     }
 
@@ -1001,6 +1089,21 @@ fn rdb_snapshot_keeps_everything_acknowledged_before_it_across_kill9() {
         assert!(run.error.is_none(), "{:?}", run.error);
         replay(&mut rcon, &mut truth, &run.log, "before SAVE");
         gen = run.gen;
+        // Single deletes until an automatic compaction pass is caught half-way: the
+        // snapshot must carry its cursor, and the pass must go on identically after.
+        let subs = info_ints(&mut con, "CF.INFO", "cf:compact")["Number of filters"];
+        assert!(subs >= 2, "cf:compact has {subs} sub-filters");
+        let mut caught = None;
+        for item in truth.cf["cf:compact"].live() {
+            let op = Op::new(Kind::CfDel, &["CF.DEL", "cf:compact"], vec![item]);
+            let v = raw(&mut con, &op.args);
+            replay(&mut rcon, &mut truth, &[(op, v)], "deletes before SAVE");
+            caught = compaction(&mut con, "cf:compact").filter(|&(_, slot)| slot > 0);
+            if caught.is_some() {
+                break;
+            }
+        }
+        assert!(caught.is_some(), "no compaction pass caught half-way");
         assert_eq!(raw(&mut con, &strs(&["SAVE"])), Value::Okay);
         assert_same_dataset(&mut con, &mut rcon, &truth, "at SAVE");
     }
