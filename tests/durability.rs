@@ -1343,3 +1343,98 @@ fn full_sync_during_load_and_partial_resync_after_a_broken_link() {
         "replica after partial resync",
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// 5. Commands refused in part by a limit
+// ---------------------------------------------------------------------------------------------
+
+/// A multi-item command that a configured limit (`bf-max-links`, `cf-max-expansions`)
+/// refuses in part still changes the filter, so it replicates. The replica and an AOF
+/// replay (which apply replicated/loaded writes under the hard ceilings only) must end
+/// up with exactly the primary's filter: the items the primary refused stay out.
+#[test]
+fn partly_refused_commands_replay_identically() {
+    let limits = ["--bf.bf-max-links", "3", "--bf.cf-max-expansions", "2"];
+    let mut primary = builder()
+        .args(&limits)
+        .appendonly(true)
+        .args(&["--appendfsync", "always"])
+        .start();
+    let replica = builder().args(&limits).replica_of(&primary).start();
+    primary.wait_for_sync(&replica);
+    let mut con = primary.conn();
+    let items: Vec<Vec<u8>> = (0..400).map(|i| format!("lim:{i}").into_bytes()).collect();
+
+    // Each command below changes its filter and has items refused by the limit.
+    let partly = |con: &mut Connection, head: &[&str], items: &[Vec<u8>]| {
+        let r = per_item(&raw(con, &cmd_with(head, items)));
+        let ok = r.iter().filter(|x| matches!(x, Some(0 | 1))).count();
+        assert!(
+            r.contains(&Some(1)) && ok < items.len(),
+            "{head:?}: {ok} of {} applied",
+            items.len()
+        );
+    };
+    raw(
+        &mut con,
+        &strs(&["BF.RESERVE", "bf:lim", "0.01", "20", "EXPANSION", "1"]),
+    );
+    partly(&mut con, &["BF.MADD", "bf:lim"], &items[..100]);
+    let head = [
+        "BF.INSERT",
+        "bf:ins",
+        "CAPACITY",
+        "20",
+        "EXPANSION",
+        "1",
+        "ITEMS",
+    ];
+    partly(&mut con, &head, &items[..100]);
+    raw(
+        &mut con,
+        &strs(&["CF.RESERVE", "cf:lim", "64", "EXPANSION", "1"]),
+    );
+    partly(&mut con, &["CF.INSERT", "cf:lim", "ITEMS"], &items);
+    // Refused items in between: deletes make room in the first sub-filter.
+    for it in &items[..40] {
+        raw(
+            &mut con,
+            &cmd_with(&["CF.DEL", "cf:lim"], std::slice::from_ref(it)),
+        );
+    }
+    partly(&mut con, &["CF.INSERT", "cf:lim", "ITEMS"], &items[200..]);
+    let mut nx_items = items[..300].to_vec();
+    nx_items.extend(items[..50].iter().cloned());
+    partly(
+        &mut con,
+        &["CF.INSERTNX", "cf:nx", "CAPACITY", "64", "ITEMS"],
+        &nx_items,
+    );
+    for key in ["bf:lim", "bf:ins"] {
+        assert_eq!(info_ints(&mut con, "BF.INFO", key)["Number of filters"], 3);
+    }
+    for key in ["cf:lim", "cf:nx"] {
+        assert_eq!(info_ints(&mut con, "CF.INFO", key)["Number of filters"], 2);
+    }
+
+    let keys: Vec<String> = ["bf:lim", "bf:ins", "cf:lim", "cf:nx"]
+        .iter()
+        .map(|k| k.to_string())
+        .collect();
+    let want = digest_values(&mut con, &keys);
+    primary.wait_for_offset(&replica);
+    assert_eq!(digest_values(&mut replica.conn(), &keys), want, "replica");
+    primary.crash();
+    primary.start_again();
+    assert_eq!(
+        digest_values(&mut primary.conn(), &keys),
+        want,
+        "after AOF replay"
+    );
+}
+
+fn cmd_with(head: &[&str], items: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let mut a = strs(head);
+    a.extend(items.iter().cloned());
+    a
+}
