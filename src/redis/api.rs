@@ -261,6 +261,63 @@ impl Ctx {
             unsafe { free(self.ptr, *s) };
         }
     }
+
+    /// Replicates `cmd key head... args[from..upto]` without the arguments whose
+    /// indices are in `skip` (ascending): a multi-item command reduced to the items
+    /// this server applied, for when some were refused by a local limit that the
+    /// replay (a replica, an AOF load) would not apply.
+    pub fn replicate_items(
+        &self,
+        cmd: &CStr,
+        args: &Args,
+        head: &[&[u8]],
+        from: usize,
+        upto: usize,
+        skip: &[usize],
+    ) {
+        let (Some(create), Some(free), Some(repl), Some(key)) = (
+            api!(RedisModule_CreateString),
+            api!(RedisModule_FreeString),
+            api!(RedisModule_Replicate),
+            args.raw(1),
+        ) else {
+            return;
+        };
+        let upto = upto.min(args.len());
+        let mut v: Vec<*mut raw::RedisModuleString> = Vec::new();
+        if v.try_reserve_exact(1 + head.len() + upto.saturating_sub(from))
+            .is_err()
+        {
+            // No memory for the reduced command: the verbatim one is all that is left.
+            self.replicate_verbatim();
+            return;
+        }
+        v.push(key);
+        for h in head {
+            // SAFETY: valid context; h is readable for its length.
+            v.push(unsafe { create(self.ptr, h.as_ptr() as *const c_char, h.len()) });
+        }
+        v.extend(
+            (from..upto)
+                .filter(|i| skip.binary_search(i).is_err())
+                .filter_map(|i| args.raw(i)),
+        );
+        // SAFETY: "v" takes an array of module strings and its length; Redis takes
+        // its own references to them.
+        unsafe {
+            repl(
+                self.ptr,
+                cmd.as_ptr(),
+                c"v".as_ptr(),
+                v.as_mut_ptr(),
+                v.len(),
+            )
+        };
+        for s in v.iter().skip(1).take(head.len()) {
+            // SAFETY: created above, not retained by Replicate.
+            unsafe { free(self.ptr, *s) };
+        }
+    }
 }
 
 /// Logs to the server log (a null context logs as the module).

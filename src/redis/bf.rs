@@ -144,6 +144,9 @@ fn add_items(
         Shape::Array => {
             ctx.reply_array_postponed();
             let mut replied = 0;
+            // Items refused by an error: a limit (bf-max-links, max-filter-memory)
+            // does not apply where the command is replayed, so they must not be.
+            let mut refused: Vec<usize> = Vec::new();
             let mut ahead = HashAhead::new(args.iter_from(items_from), ItemHash::of);
             while let Some(h) = ahead.next_with(|h| chain.prefetch(h)) {
                 replied += 1;
@@ -154,6 +157,9 @@ fn add_items(
                     }
                     Err(err) => {
                         ctx.reply_error(map_err(Op::Insert, &err).text());
+                        if refused.try_reserve(1).is_ok() {
+                            refused.push(items_from + replied - 1);
+                        }
                         if err == BloomError::Full {
                             break;
                         }
@@ -161,7 +167,17 @@ fn add_items(
                 }
             }
             ctx.set_array_len(replied);
-            replicate_add(ctx, name, created, changed);
+            if refused.is_empty() {
+                replicate_add(ctx, name, created, changed);
+            } else {
+                // The items this server applied (those that were already present
+                // are no-ops on the replay too), as a BF.MADD on the existing key.
+                replicate_add(ctx, name, created, false);
+                if changed {
+                    let upto = items_from + replied;
+                    ctx.replicate_items(c"BF.MADD", &args, &[], items_from, upto, &refused);
+                }
+            }
         }
     }
     Ok(())

@@ -150,11 +150,19 @@ fn insert_many(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
     let f = key.existing(&CUCKOO)?;
     let resp3 = ctx.is_resp3();
     let mut changed = false;
+    // Items refused (a failed insert changes nothing): a limit (cf-max-expansions,
+    // max-filter-memory) does not apply where the command is replayed, so they
+    // must not be.
+    let mut refused: Vec<usize> = Vec::new();
     ctx.reply_array(args.len().saturating_sub(a.items_from));
     let mut ahead = HashAhead::new(args.iter_from(a.items_from), hash_item);
+    let mut i = 0;
     while let Some(h) = ahead.next_with(|h| f.prefetch(h)) {
         let r = insert_one(ctx, f, &h, nx);
         changed |= matches!(r, Ok(true));
+        if r.is_err() && refused.try_reserve(1).is_ok() {
+            refused.push(a.items_from + i);
+        }
         match r {
             Ok(true) if nx => ctx.reply_integer(1),
             Ok(true) => ctx.reply_bool(true),
@@ -163,8 +171,19 @@ fn insert_many(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
             Err(_) if resp3 && !nx => ctx.reply_bool(false),
             Err(_) => ctx.reply_integer(-1),
         }
+        i += 1;
     }
-    replicate_insert(ctx, name, created, changed);
+    if refused.is_empty() {
+        replicate_insert(ctx, name, created, changed);
+    } else {
+        // The items this server applied, on the existing key (items an NX insert
+        // found present are no-ops on the replay too).
+        replicate_insert(ctx, name, created, false);
+        if changed {
+            let cmd = if nx { c"CF.INSERTNX" } else { c"CF.INSERT" };
+            ctx.replicate_items(cmd, &args, &[b"ITEMS"], a.items_from, args.len(), &refused);
+        }
+    }
     Ok(())
 }
 

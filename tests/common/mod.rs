@@ -19,6 +19,7 @@
 #![allow(dead_code)]
 
 pub mod cluster;
+pub mod process;
 pub mod rdb;
 
 use std::collections::HashMap;
