@@ -190,8 +190,7 @@ fn cuckoo_fill(fp_bits: u8, b: u8, slots: u64, max_iterations: u16, tag: u64) ->
     let mut i = 0u64;
     loop {
         let x = ItemHash::of(&common::item16(tag, i));
-        if f
-            .insert(&CuckooHash::from_halves(x.lo, x.hi), 1, u64::MAX)
+        if f.insert(&CuckooHash::from_halves(x.lo, x.hi), 1, u64::MAX)
             .is_err()
         {
             return f;
@@ -271,7 +270,10 @@ fn main() {
         let errors: Vec<f64> = a
             .list("errors", "0.1,0.01,0.001,0.0001")
             .iter()
-            .map(|e| e.parse().unwrap_or_else(|_| panic!("--errors: bad rate {e:?}")))
+            .map(|e| {
+                e.parse()
+                    .unwrap_or_else(|_| panic!("--errors: bad rate {e:?}"))
+            })
             .collect();
         for l in a.list("layouts", &layouts::LAYOUTS.join(",")) {
             for &e in &errors {

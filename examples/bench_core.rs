@@ -213,7 +213,11 @@ fn cuckoo_bench(target: u64, c: &Cfg) {
         let Some(f) = last else { return };
         bytes = f.mem_usage() as u64;
         filters = f.num_filters() as u64;
-        for (set, out) in [(&members, &mut hit), (&absent, &mut miss), (&mixed, &mut mix)] {
+        for (set, out) in [
+            (&members, &mut hit),
+            (&absent, &mut miss),
+            (&mixed, &mut mix),
+        ] {
             out.push(timed(n, c.min_ops, || {
                 for h in set {
                     sink += f.contains(black_box(h)) as u64;

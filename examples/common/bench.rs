@@ -54,7 +54,10 @@ impl Args {
     pub fn f64(&self, name: &str, default: f64) -> f64 {
         self.0
             .get(name)
-            .map(|v| v.parse().unwrap_or_else(|_| panic!("--{name}: bad number {v:?}")))
+            .map(|v| {
+                v.parse()
+                    .unwrap_or_else(|_| panic!("--{name}: bad number {v:?}"))
+            })
             .unwrap_or(default)
     }
 
@@ -79,13 +82,13 @@ pub fn parse_size(s: &str) -> Option<u64> {
         return v.checked_mul(mult);
     }
     let f: f64 = num.parse().ok()?;
-    (f >= 0.0).then(|| (f * mult as f64) as u64)
+    (f >= 0.0).then_some((f * mult as f64) as u64)
 }
 
 /// `16 KiB`, `4 MiB`, `1 GiB`, or bytes.
 pub fn fmt_size(b: u64) -> String {
     for (unit, shift) in [("GiB", 30), ("MiB", 20), ("KiB", 10)] {
-        if b >= 1 << shift && b % (1 << shift) == 0 {
+        if b >= 1 << shift && b.is_multiple_of(1 << shift) {
             return format!("{} {unit}", b >> shift);
         }
     }
@@ -156,7 +159,11 @@ impl Json {
     }
     pub fn str(&mut self, k: &str, v: &str) -> &mut Self {
         self.key(k);
-        let _ = write!(self.0, "\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\""));
+        let _ = write!(
+            self.0,
+            "\"{}\"",
+            v.replace('\\', "\\\\").replace('"', "\\\"")
+        );
         self
     }
     pub fn num(&mut self, k: &str, v: f64) -> &mut Self {
