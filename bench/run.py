@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ferrobloom benchmark driver (`make bench`).
+r"""ferrobloom benchmark driver (`make bench`).
 
 Runs every part of issue #4's benchmark, prints Markdown tables and writes them to
 bench/results/<part>.md (raw data: <part>.json, plots: <part>*.png), then
@@ -23,6 +23,13 @@ The module and the examples must be built first (the Makefile's bench target doe
       --examples $CARGO_TARGET_DIR/release/examples
 
 Every knob has a flag (see --help); --quick shrinks everything for a smoke test.
+
+Comparing Bloom layouts: `--layouts classic,blocked` adds a row per layout to the core and
+accuracy tables (the names must be known to examples/common/layouts.rs, the one place that
+maps a name to a constructor); `--bf-variants 'classic:;blocked:LAYOUT blocked'` runs the
+one-item and batch BF commands once per variant, each on a filter created with
+`BF.RESERVE key 0.01 <n> <extra args>` (whatever syntax the module gets for its layout).
+Pass them through make with BENCH_ARGS="...".
 """
 
 import argparse
@@ -275,6 +282,20 @@ ONE_ITEM = [
 ]
 
 
+def one_item_commands(variants):
+    """ONE_ITEM with the BF commands once per Bloom variant (see --bf-variants)."""
+    cmds = [list(c) for c in ONE_ITEM[:2]]
+    for v, _ in variants:
+        sfx, key = (f" [{v}]", f"bf:{v}") if v else ("", "bf")
+        cmds += [[f"BF.ADD{sfx}", f"BF.ADD {key} __rand_int__", "write", "SET"],
+                 [f"BF.EXISTS{sfx}", f"BF.EXISTS {key} __rand_int__", "read", "GET"]]
+    return cmds + [list(c) for c in ONE_ITEM[4:]]
+
+
+def bf_key(variant):
+    return f"bf:{variant}" if variant else "bf"
+
+
 def redis_benchmark(port, cmd, clients, pipeline, n, keyspace):
     argv = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-c", str(clients),
             "-P", str(pipeline), "-n", str(n), "-r", str(keyspace), "--csv"] + cmd.split()
@@ -289,8 +310,9 @@ def part_one_item(args, env):
     a = args
     srv = Server(a, "one-item")
     c = srv.client()
-    res = {"clients": a.clients, "keyspace": a.keyspace, "rounds": a.rounds,
-           "pipelines": a.pipelines, "target_s": a.run_seconds, "runs": []}
+    cmds = one_item_commands(a.bf_variants)
+    res = {"clients": a.clients, "keyspace": a.keyspace, "rounds": a.rounds, "commands": cmds,
+           "variants": a.bf_variants, "pipelines": a.pipelines, "target_s": a.run_seconds, "runs": []}
     try:
         # Calibrate the request count per pipeline depth from a short SET run, then
         # adapt it per command to the rate measured in the previous round.
@@ -298,15 +320,16 @@ def part_one_item(args, env):
         for p in a.pipelines:
             n0 = 20000 if p == 1 else 100000
             r0, _ = redis_benchmark(srv.port, "SET key:__rand_int__ xxx", a.clients, p, n0, a.keyspace)
-            for name, *_ in ONE_ITEM:
+            for name, *_ in cmds:
                 rate[(name, p)] = r0
         for rnd in range(a.rounds):
             for p in a.pipelines:
                 # A fresh key space each round: filters reserved for 1M, so no growth.
                 c.flushall()
-                c.execute_command("BF.RESERVE", "bf", 0.01, a.keyspace)
+                for v, extra in a.bf_variants:
+                    c.execute_command("BF.RESERVE", bf_key(v), 0.01, a.keyspace, *extra)
                 c.execute_command("CF.RESERVE", "cf", a.keyspace)
-                for name, cmd, kind, base in ONE_ITEM:
+                for name, cmd, kind, base in cmds:
                     n = int(min(max(rate[(name, p)] * a.run_seconds, a.min_requests), a.max_requests))
                     t = time.perf_counter()
                     rps, p50 = redis_benchmark(srv.port, cmd, a.clients, p, n, a.keyspace)
@@ -316,7 +339,7 @@ def part_one_item(args, env):
                     if name.startswith("CF."):
                         extra["subfilters"] = int(finfo(c, "CF.INFO", "cf")["Number of filters"])
                     if name.startswith("BF."):
-                        extra["links"] = int(finfo(c, "BF.INFO", "bf")["Number of filters"])
+                        extra["links"] = int(finfo(c, "BF.INFO", cmd.split()[1])["Number of filters"])
                     res["runs"].append({"round": rnd, "pipeline": p, "command": name, "requests": n,
                                         "rps": rps, "p50_ms": p50, "wall_s": wall, **extra})
                     log(f"  round {rnd + 1} P{p} {name:10s} {rps:12,.0f} ops/s  ({n} requests, {wall:.1f} s)")
@@ -332,7 +355,7 @@ def render_one_item(res):
         for r in res["runs"]:
             if r["pipeline"] == p:
                 by.setdefault(r["command"], []).append(r)
-        for name, _, kind, base in ONE_ITEM:
+        for name, _, kind, base in res.get("commands", ONE_ITEM):
             runs = by.get(name, [])
             rps = [r["rps"] for r in runs]
             if not rps:
@@ -352,7 +375,10 @@ def render_one_item(res):
                          base or "", ratio, rng, f"{med([r['p50_ms'] for r in runs]):.3f}", growth])
     hdr = ["pipeline", "command", "ops/s median", "min", "max", "vs", "ratio (medians)",
            "ratio per round", "p50 latency ms", "sub-filters"]
-    return (f"{res['clients']} clients, random items from a {fmt_items(res['keyspace'])} key space "
+    variants = ", ".join(f"`[{v}]` = `BF.RESERVE … {' '.join(x)}`".replace(" … `", "` as is")
+                         for v, x in res.get("variants", []) if v)
+    return ((f"Bloom variants: {variants}. " if variants else "") +
+            f"{res['clients']} clients, random items from a {fmt_items(res['keyspace'])} key space "
             f"(`-r {res['keyspace']}`), {res['rounds']} rounds; in each round the commands alternate "
             f"and run ~{res['target_s']} s each (request count adapted to the previous rate). "
             f"Filters are reserved for {fmt_items(res['keyspace'])} items (`BF.RESERVE bf 0.01 "
@@ -365,7 +391,7 @@ def render_one_item(res):
 def plot_one_item(res, plt, path):
     fig, axes = plt.subplots(1, len(res["pipelines"]), figsize=(6 * len(res["pipelines"]), 4), squeeze=False)
     for ax, p in zip(axes[0], res["pipelines"]):
-        names = [n for n, *_ in ONE_ITEM]
+        names = [n for n, *_ in res.get("commands", ONE_ITEM)]
         meds, lo, hi = [], [], []
         for n in names:
             v = [r["rps"] for r in res["runs"] if r["pipeline"] == p and r["command"] == n] or [0]
@@ -384,9 +410,6 @@ def plot_one_item(res, plt, path):
 
 
 # --------------------------------------------------------------------------- part 2
-
-
-BATCH_CMDS = ["BF.MADD", "BF.MEXISTS", "CF.MEXISTS", "CF.INSERT"]
 
 
 def items(prefix, start, n):
@@ -428,27 +451,34 @@ def part_batch(args, env):
     srv = Server(a, "batch")
     c = srv.client()
     res = {"batch_items": bsz, "calls": a.batch_calls, "rounds": a.rounds, "error": 0.01,
+           "variants": a.bf_variants,
            "fill_max": a.batch_fill, "rows": [], "memref": []}
     try:
         for cap in a.batch_capacities:
             c.flushall()
-            c.execute_command("BF.RESERVE", "bf", 0.01, cap)
+            # (label, command, key): BF commands once per Bloom variant, then CF.
+            cmds = []
+            for v, extra in a.bf_variants:
+                c.execute_command("BF.RESERVE", bf_key(v), 0.01, cap, *extra)
+                sfx = f" [{v}]" if v else ""
+                cmds += [(f"BF.MADD{sfx}", "BF.MADD", bf_key(v)), (f"BF.MEXISTS{sfx}", "BF.MEXISTS", bf_key(v))]
             c.execute_command("CF.RESERVE", "cf", cap)
+            cmds += [("CF.MEXISTS", "CF.MEXISTS", "cf"), ("CF.INSERT", "CF.INSERT", "cf")]
             fill = min(cap // 4, a.batch_fill)
             t = time.perf_counter()
             step = bsz * 100
             for start in range(0, fill, step):
                 batches = [items(b"m", s, min(bsz, fill - s)) for s in range(start, min(start + step, fill), bsz)]
-                send_batches(srv.port, "BF.MADD", "bf", batches)
+                for v, _ in a.bf_variants:
+                    send_batches(srv.port, "BF.MADD", bf_key(v), batches)
                 send_batches(srv.port, "CF.INSERT", "cf", batches)
             log(f"  {fmt_items(cap)}: prefilled {fill} items in {time.perf_counter() - t:.1f} s")
-            size = {"bf": int(finfo(c, "BF.INFO", "bf")["Size"]),
-                    "cf": int(finfo(c, "CF.INFO", "cf")["Size"])}
-            samples = {cmd: [] for cmd in BATCH_CMDS}
+            size = {bf_key(v): int(finfo(c, "BF.INFO", bf_key(v))["Size"]) for v, _ in a.bf_variants}
+            size["cf"] = int(finfo(c, "CF.INFO", "cf")["Size"])
+            samples = {label: [] for label, *_ in cmds}
             fresh = 0
             for rnd in range(a.rounds):
-                for cmd in BATCH_CMDS:
-                    key = "bf" if cmd.startswith("BF") else "cf"
+                for label, cmd, key in cmds:
                     if cmd in ("BF.MADD", "CF.INSERT"):
                         batches = [items(b"n%d:" % rnd, fresh + i * bsz, bsz) for i in range(a.batch_calls)]
                     else:
@@ -462,26 +492,25 @@ def part_batch(args, env):
                     send_batches(srv.port, cmd, key, batches)
                     calls, usec = cmdstat(c, cmd)
                     ns_item = usec * 1000.0 / (calls * bsz)
-                    samples[cmd].append(ns_item)
+                    samples[label].append(ns_item)
                 fresh += a.batch_calls * bsz
-            cf_filters = int(finfo(c, "CF.INFO", "cf")["Number of filters"])
-            links = int(finfo(c, "BF.INFO", "bf")["Number of filters"])
+            growth = {k: int(finfo(c, "CF.INFO" if k == "cf" else "BF.INFO", k)["Number of filters"])
+                      for k in size}
             # The reference, measured now (same run), on buffers of the filters' sizes.
-            ref = run_example(a, "bench_memref", "--sizes", f"{size['bf']},{size['cf']}",
+            ref = run_example(a, "bench_memref", "--sizes", ",".join(str(x) for x in sorted(set(size.values()))),
                               "--batch", bsz, "--rounds", a.rounds, "--reads", a.memref_reads)
             res["memref"].extend(ref)
             refs = {r["bytes"]: r for r in ref}
-            for cmd in BATCH_CMDS:
-                key = "bf" if cmd.startswith("BF") else "cf"
+            for label, cmd, key in cmds:
                 r = refs[size[key]]
                 res["rows"].append({
-                    "capacity": cap, "command": cmd, "bytes": size[key], "prefill": fill,
-                    "ns_per_item": samples[cmd], "ref_ns_per_read": r["ns_per_read_all"],
+                    "capacity": cap, "command": label, "key": key, "bytes": size[key], "prefill": fill,
+                    "ns_per_item": samples[label], "ref_ns_per_read": r["ns_per_read_all"],
                     "ref_dependent_ns": r["ns_dependent_median"],
-                    "ratio": med(samples[cmd]) / r["ns_per_read_median"],
-                    "growth": links if key == "bf" else cf_filters,
+                    "ratio": med(samples[label]) / r["ns_per_read_median"],
+                    "growth": growth[key],
                 })
-                log(f"  {fmt_items(cap)} {cmd:10s} {med(samples[cmd]):7.1f} ns/item, "
+                log(f"  {fmt_items(cap)} {label:10s} {med(samples[label]):7.1f} ns/item, "
                     f"reference {r['ns_per_read_median']:.1f} ns/read, ratio {res['rows'][-1]['ratio']:.2f}")
         check_module_allocator(c, 1)
     finally:
@@ -497,7 +526,10 @@ def render_batch(res):
                      fmt_num(r["ref_dependent_ns"]), r["growth"]])
     hdr = ["reserved for", "command", "filter size", "prefilled", "server ns/item median (min-max)",
            "reference ns/read", "ratio", "one dependent miss, ns", "links / sub-filters"]
-    return (f"{res['batch_items']} items per command, {res['calls']} commands per measurement, "
+    variants = ", ".join(f"`[{v}]` = `BF.RESERVE … {' '.join(x)}`".replace(" … `", "` as is")
+                         for v, x in res.get("variants", []) if v)
+    return ((f"Bloom variants: {variants}. " if variants else "") +
+            f"{res['batch_items']} items per command, {res['calls']} commands per measurement, "
             f"{res['rounds']} rounds (commands alternate). Server-side ns per item = `usec` / `calls` "
             f"from `INFO commandstats` (after `CONFIG RESETSTAT`) × 1000 / {res['batch_items']}. "
             f"Filters: `BF.RESERVE bf 0.01 <n>` and `CF.RESERVE cf <n>` (bucket size 2, 8-bit "
@@ -515,10 +547,11 @@ def render_batch(res):
 def plot_batch(res, plt, path):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     caps = sorted({r["capacity"] for r in res["rows"]})
-    for cmd, style in zip(BATCH_CMDS, ["o-", "s-", "^-", "v-"]):
+    labels = list(dict.fromkeys(r["command"] for r in res["rows"]))
+    for cmd, style in zip(labels, ["o-", "s-", "^-", "v-", "D-", "P-", "X-", "*-"]):
         ys = [med(r["ns_per_item"]) for cap in caps for r in res["rows"] if r["capacity"] == cap and r["command"] == cmd]
         ax.plot(caps, ys, style, label=cmd)
-    ys = [med(r["ref_ns_per_read"]) for cap in caps for r in res["rows"] if r["capacity"] == cap and r["command"] == "BF.MADD"]
+    ys = [med(r["ref_ns_per_read"]) for cap in caps for r in res["rows"] if r["capacity"] == cap and r["command"] == labels[0]]
     ax.plot(caps, ys, "k--", label="reference: 1 random read (BF size)")
     ax.plot(caps, [2 * y for y in ys], "k:", label="target: 2x reference")
     ax.set_xscale("log")
@@ -904,7 +937,7 @@ def summary(outdir):
         for p in res["pipelines"]:
             base = {n: med([r["rps"] for r in res["runs"] if r["pipeline"] == p and r["command"] == n])
                     for n in ("SET", "GET")}
-            for name, _, kind, b in ONE_ITEM:
+            for name, _, kind, b in res.get("commands", ONE_ITEM):
                 if not b:
                     continue
                 v = med([r["rps"] for r in res["runs"] if r["pipeline"] == p and r["command"] == name])
@@ -980,6 +1013,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=3, help="rounds per measurement (min/median/max)")
     ap.add_argument("--layouts", default="classic", help="Bloom layouts for core/accuracy (comma-separated)")
     ap.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test of the whole harness")
+    ap.add_argument("--bf-variants", default="",
+                    help="Bloom variants for one_item and batch: 'name:EXTRA RESERVE ARGS;name2:…', "
+                         "e.g. 'classic:;blocked:LAYOUT blocked' (default: one plain BF.RESERVE)")
     g = ap.add_argument_group("one_item")
     g.add_argument("--clients", type=int, default=50)
     g.add_argument("--pipelines", default="1,16")
@@ -1008,6 +1044,8 @@ def main():
     g.add_argument("--persist-rounds", type=int, default=1)
     a = ap.parse_args()
     a.pipelines = [int(x) for x in a.pipelines.split(",")]
+    a.bf_variants = [(v.split(":", 1)[0].strip(), v.split(":", 1)[1].split() if ":" in v else [])
+                     for v in a.bf_variants.split(";") if v.strip()] or [("", [])]
     a.batch_capacities = [int(float(x)) for x in a.batch_capacities.split(",")]
     if a.quick:
         a.rounds = min(a.rounds, 2)
