@@ -79,8 +79,20 @@ clean:
 	$(CARGO) clean
 	rm -rf target run
 
-bench:
-	@echo "bench: not yet implemented"
+# Tables and plots in bench/results/; options: make bench BENCH_ARGS="--parts batch --quick"
+# (bench/run.py --help). The examples (system-alloc) are built first, the module last.
+bench: deps
+	@$(PYTHON) -c 'import matplotlib' 2>/dev/null || { \
+	  echo "bench: installing matplotlib for the plots"; \
+	  $(PYTHON) -m pip install --quiet --disable-pip-version-check matplotlib 2>/dev/null \
+	  || { [ "$$(command -v $(PYTHON))" = /usr/bin/python3 ] && \
+	       $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-matplotlib >/dev/null; } \
+	  || echo "bench: no matplotlib: tables only"; }
+	$(CARGO) build --release --features system-alloc --example bench_core --example bench_accuracy --example bench_memref
+	$(CARGO) build --release
+	@mkdir -p $(CARGO_TARGET_DIR)/bench && cp -f $(MODULE_BUILT) $(CARGO_TARGET_DIR)/bench/$(MODULE_NAME)
+	$(PYTHON) bench/run.py --module $(CARGO_TARGET_DIR)/bench/$(MODULE_NAME) \
+	  --examples $(CARGO_TARGET_DIR)/release/examples $(BENCH_ARGS)
 
 fuzz:
 	@echo "fuzz: not yet implemented"

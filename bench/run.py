@@ -1,0 +1,1137 @@
+#!/usr/bin/env python3
+r"""ferrobloom benchmark driver (`make bench`).
+
+Runs every part of issue #4's benchmark, prints Markdown tables and writes them to
+bench/results/<part>.md (raw data: <part>.json, plots: <part>*.png), then
+bench/results/summary.md with each target as a ratio and met / not met.
+
+Parts (select with --parts, comma-separated; default all, in this order):
+  one_item     BF.ADD/BF.EXISTS/CF.ADD/CF.EXISTS/CF.DEL vs SET/GET with redis-benchmark
+  batch        BF.MADD/BF.MEXISTS/CF.MEXISTS/CF.INSERT x 1000 items, server ns/item from
+               INFO commandstats, beside the random-read reference (examples/bench_memref.rs)
+  core         examples/bench_core.rs: ns per add/contains by filter size, hashing cost
+  accuracy     examples/bench_accuracy.rs: FPR and bits/item (Bloom, cuckoo)
+  persistence  SAVE and restart-load time of a 1 GiB filter vs a 1 GiB string
+The summary is rebuilt from every <part>.json present, so re-running one part
+(e.g. `make bench BENCH_ARGS="--parts batch"`) refreshes the summary too.
+
+The module and the examples must be built first (the Makefile's bench target does it):
+  cargo build --release --features system-alloc --example bench_core \
+      --example bench_accuracy --example bench_memref
+  cargo build --release            # last: the module .so must not be the system-alloc one
+  python3 bench/run.py --module $CARGO_TARGET_DIR/release/libferrobloom.so \
+      --examples $CARGO_TARGET_DIR/release/examples
+
+Every knob has a flag (see --help); --quick shrinks everything for a smoke test.
+
+Comparing Bloom layouts: `--layouts classic,blocked` adds a row per layout to the core and
+accuracy tables (the names must be known to examples/common/layouts.rs, the one place that
+maps a name to a constructor); `--bf-variants 'classic:;blocked:LAYOUT blocked'` runs the
+one-item and batch BF commands once per variant, each on a filter created with
+`BF.RESERVE key 0.01 <n> <extra args>` (whatever syntax the module gets for its layout).
+Pass them through make with BENCH_ARGS="...".
+"""
+
+import argparse
+import csv
+import datetime
+import io
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import redis
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+PARTS = ["one_item", "batch", "core", "accuracy", "persistence"]
+MiB = 1 << 20
+GiB = 1 << 30
+
+
+# --------------------------------------------------------------------------- utilities
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def med(v):
+    return statistics.median(v) if v else float("nan")
+
+
+def fmt_num(x, digits=3):
+    """Compact number: 3 significant digits, thousands separators for big ones."""
+    if x is None or (isinstance(x, float) and x != x):
+        return "n/a"
+    if x == 0:
+        return "0"
+    ax = abs(x)
+    if ax >= 1000:
+        return f"{x:,.0f}"
+    if ax >= 0.01:
+        return f"{x:.{digits}g}" if ax < 100 else f"{x:.0f}"
+    return f"{x:.{digits - 1}e}"
+
+
+def fmt_bytes(b):
+    for unit, s in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if b >= 0.999 * (1 << s):
+            v = b / (1 << s)
+            return f"{v:.0f} {unit}" if abs(v - round(v)) < 0.05 else f"{v:.1f} {unit}"
+    return f"{b} B"
+
+
+def fmt_items(n):
+    for unit, s in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= s:
+            v = n / s
+            return f"{v:.0f}{unit}" if abs(v - round(v)) < 0.05 else f"{v:.1f}{unit}"
+    return str(n)
+
+
+def table(headers, rows):
+    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    for r in rows:
+        out.append("| " + " | ".join(str(c) for c in r) + " |")
+    return "\n".join(out)
+
+
+def spread(vals, fmt=fmt_num):
+    """'median (min-max)' of samples."""
+    if not vals:
+        return "n/a"
+    if len(vals) == 1:
+        return fmt(vals[0])
+    return f"{fmt(med(vals))} ({fmt(min(vals))}-{fmt(max(vals))})"
+
+
+def git_rev():
+    try:
+        rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        return rev + ("+dirty" if dirty else "")
+    except Exception:
+        return "unknown"
+
+
+def machine():
+    cpu = platform.processor() or "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        thp = open("/sys/kernel/mm/transparent_hugepage/enabled").read().strip()
+        thp = thp[thp.index("[") + 1:thp.index("]")]
+    except Exception:
+        thp = "unknown"
+    try:
+        rv = subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout.split()
+        rv = next((w.split("=")[1] for w in rv if w.startswith("v=")), "?")
+    except Exception:
+        rv = "?"
+    return {"cpu": cpu, "cores": os.cpu_count(), "thp": thp, "redis": rv, "commit": git_rev(),
+            "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
+
+
+def loadavg():
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return float("nan")
+
+
+def env_line(env, load_before, load_after):
+    return (f"_{env['date']}, commit {env['commit']}, {env['cpu']} ({env['cores']} cores), "
+            f"Redis {env['redis']}, THP {env['thp']}; load average {load_before:.1f} before, "
+            f"{load_after:.1f} after this part._")
+
+
+# --------------------------------------------------------------------------- redis-server
+
+
+class Server:
+    """A redis-server with the module on a free local port, in its own directory."""
+
+    def __init__(self, args, name, extra=(), workdir=None):
+        self.args = args
+        self.own_dir = workdir is None
+        self.dir = workdir or tempfile.mkdtemp(prefix=f"ferrobloom-bench-{name}-")
+        self.port = free_port()
+        self.extra = list(extra)
+        self.proc = None
+        self.start()
+
+    def cmdline(self):
+        return ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+                "--dir", self.dir, "--save", "", "--appendonly", "no",
+                "--protected-mode", "no", "--logfile", os.path.join(self.dir, "redis.log"),
+                "--loadmodule", self.args.module] + self.extra
+
+    def start(self, timeout=120.0):
+        """Starts the server; returns the seconds until it answered PING (not -LOADING)."""
+        t0 = time.perf_counter()
+        self.proc = subprocess.Popen(self.cmdline(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"redis-server exited ({self.proc.returncode}); see {self.dir}/redis.log:\n"
+                                   + self.log_tail())
+            try:
+                c = redis.Redis(port=self.port, socket_connect_timeout=0.2, socket_timeout=5)
+                if c.ping():
+                    c.close()
+                    return time.perf_counter() - t0
+            except (redis.ConnectionError, redis.TimeoutError):
+                pass
+            except redis.BusyLoadingError:
+                pass
+            except redis.ResponseError as e:
+                if "LOADING" not in str(e):
+                    raise
+            if time.perf_counter() - t0 > timeout:
+                raise RuntimeError("redis-server did not answer in time")
+            time.sleep(0.002)
+
+    def log_tail(self):
+        try:
+            return "".join(open(os.path.join(self.dir, "redis.log")).readlines()[-20:])
+        except OSError:
+            return ""
+
+    def client(self):
+        return redis.Redis(port=self.port, socket_timeout=None)
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            try:
+                self.client().shutdown(nosave=True)
+            except Exception:
+                pass
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def close(self):
+        self.stop()
+        if self.own_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def check_module_allocator(c, min_bytes):
+    """The module must allocate through Redis (a system-alloc build would not count)."""
+    used = int(c.info("memory")["used_memory"])
+    if used < min_bytes:
+        raise RuntimeError(f"used_memory {used} < {min_bytes}: is the loaded module the "
+                           "system-alloc build? Build the module last (cargo build --release).")
+    return used
+
+
+def finfo(c, cmd, key):
+    """BF.INFO / CF.INFO as {field: value}, whatever shape redis-py parsed it into."""
+    r = c.execute_command(cmd, key)
+    if not isinstance(r, dict):
+        r = dict(zip(r[0::2], r[1::2]))
+    return {(k.decode() if isinstance(k, bytes) else k): v for k, v in r.items()}
+
+
+def run_example(args, name, *argv):
+    exe = os.path.join(args.examples, name)
+    cmd = [exe] + [str(a) for a in argv]
+    log(f"  $ {name} {' '.join(str(a) for a in argv)}")
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{name} failed with exit code {p.returncode}")
+    return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+
+
+# --------------------------------------------------------------------------- part 1
+
+
+ONE_ITEM = [
+    # name, command, kind (write: compared to SET, read: to GET), baseline
+    ("SET", "SET key:__rand_int__ xxx", "write", None),
+    ("GET", "GET key:__rand_int__", "read", None),
+    ("BF.ADD", "BF.ADD bf __rand_int__", "write", "SET"),
+    ("BF.EXISTS", "BF.EXISTS bf __rand_int__", "read", "GET"),
+    ("CF.ADD", "CF.ADD cf __rand_int__", "write", "SET"),
+    ("CF.EXISTS", "CF.EXISTS cf __rand_int__", "read", "GET"),
+    ("CF.DEL", "CF.DEL cf __rand_int__", "write", "SET"),
+]
+
+
+def one_item_commands(variants):
+    """ONE_ITEM with the BF commands once per Bloom variant (see --bf-variants)."""
+    cmds = [list(c) for c in ONE_ITEM[:2]]
+    for v, _ in variants:
+        sfx, key = (f" [{v}]", f"bf:{v}") if v else ("", "bf")
+        cmds += [[f"BF.ADD{sfx}", f"BF.ADD {key} __rand_int__", "write", "SET"],
+                 [f"BF.EXISTS{sfx}", f"BF.EXISTS {key} __rand_int__", "read", "GET"]]
+    return cmds + [list(c) for c in ONE_ITEM[4:]]
+
+
+def bf_key(variant):
+    return f"bf:{variant}" if variant else "bf"
+
+
+def redis_benchmark(port, cmd, clients, pipeline, n, keyspace):
+    argv = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-c", str(clients),
+            "-P", str(pipeline), "-n", str(n), "-r", str(keyspace), "--csv"] + cmd.split()
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    if p.returncode != 0 or not rows:
+        raise RuntimeError(f"redis-benchmark failed: {p.stderr.strip()[:500]}")
+    return float(rows[-1]["rps"]), float(rows[-1]["p50_latency_ms"])
+
+
+def part_one_item(args, env):
+    a = args
+    srv = Server(a, "one-item")
+    c = srv.client()
+    cmds = one_item_commands(a.bf_variants)
+    res = {"clients": a.clients, "keyspace": a.keyspace, "rounds": a.rounds, "commands": cmds,
+           "cf_add_keyspace": a.cf_add_keyspace, "cf_add_fill": a.cf_add_fill,
+           "variants": a.bf_variants, "pipelines": a.pipelines, "target_s": a.run_seconds, "runs": []}
+    try:
+        # Calibrate the request count per pipeline depth from a short SET run, then
+        # adapt it per command to the rate measured in the previous round.
+        rate = {}
+        for p in a.pipelines:
+            n0 = 20000 if p == 1 else 100000
+            r0, _ = redis_benchmark(srv.port, "SET key:__rand_int__ xxx", a.clients, p, n0, a.keyspace)
+            for name, *_ in cmds:
+                rate[(name, p)] = r0
+        for rnd in range(a.rounds):
+            for p in a.pipelines:
+                # A fresh key space each round: filters reserved for 1M, so no growth.
+                c.flushall()
+                for v, extra in a.bf_variants:
+                    c.execute_command("BF.RESERVE", bf_key(v), 0.01, a.keyspace, *extra)
+                c.execute_command("CF.RESERVE", "cf", a.keyspace)
+                for name, cmd, kind, base in cmds:
+                    n = int(min(max(rate[(name, p)] * a.run_seconds, a.min_requests), a.max_requests))
+                    keyspace = a.keyspace
+                    if name == "CF.ADD":
+                        # A cuckoo filter stores duplicates: an item added more than 2b = 4
+                        # times cannot fit in its two buckets and the filter grows, however
+                        # empty it is (expected after ~300k random adds from 1M). So CF.ADD
+                        # draws from a larger key space, and fills at most cf_add_fill.
+                        keyspace = a.cf_add_keyspace
+                        n = min(n, int(a.keyspace * a.cf_add_fill))
+                    t = time.perf_counter()
+                    rps, p50 = redis_benchmark(srv.port, cmd, a.clients, p, n, keyspace)
+                    wall = time.perf_counter() - t
+                    rate[(name, p)] = rps
+                    extra = {}
+                    if name.startswith("CF."):
+                        extra["subfilters"] = int(finfo(c, "CF.INFO", "cf")["Number of filters"])
+                    if name.startswith("BF."):
+                        extra["links"] = int(finfo(c, "BF.INFO", cmd.split()[1])["Number of filters"])
+                    res["runs"].append({"round": rnd, "pipeline": p, "command": name, "requests": n,
+                                        "keyspace": keyspace,
+                                        "rps": rps, "p50_ms": p50, "wall_s": wall, **extra})
+                    log(f"  round {rnd + 1} P{p} {name:10s} {rps:12,.0f} ops/s  ({n} requests, {wall:.1f} s)")
+    finally:
+        srv.close()
+    return res
+
+
+def render_one_item(res):
+    rows = []
+    for p in res["pipelines"]:
+        by = {}
+        for r in res["runs"]:
+            if r["pipeline"] == p:
+                by.setdefault(r["command"], []).append(r)
+        for name, _, kind, base in res.get("commands", ONE_ITEM):
+            runs = by.get(name, [])
+            rps = [r["rps"] for r in runs]
+            if not rps:
+                continue
+            ratio, rng = "", ""
+            if base:
+                b = {r["round"]: r["rps"] for r in by.get(base, [])}
+                per = [r["rps"] / b[r["round"]] for r in runs if r["round"] in b]
+                ratio = f"{med(rps) / med(list(b.values())):.2f}" if b else "n/a"
+                rng = f"{min(per):.2f}-{max(per):.2f}" if per else ""
+            growth = ""
+            if "subfilters" in runs[0]:
+                growth = str(max(r["subfilters"] for r in runs))
+            elif "links" in runs[0]:
+                growth = str(max(r["links"] for r in runs))
+            rows.append([p, name, f"{med(rps):,.0f}", f"{min(rps):,.0f}", f"{max(rps):,.0f}",
+                         base or "", ratio, rng, f"{med([r['p50_ms'] for r in runs]):.3f}", growth])
+    hdr = ["pipeline", "command", "ops/s median", "min", "max", "vs", "ratio (medians)",
+           "ratio per round", "p50 latency ms", "sub-filters"]
+    variants = ", ".join(f"`[{v}]` = `BF.RESERVE … {' '.join(x)}`".replace(" … `", "` as is")
+                         for v, x in res.get("variants", []) if v)
+    return ((f"Bloom variants: {variants}. " if variants else "") +
+            f"{res['clients']} clients, random items from a {fmt_items(res['keyspace'])} key space "
+            f"(`-r {res['keyspace']}`), {res['rounds']} rounds; in each round the commands alternate "
+            f"and run ~{res['target_s']} s each (request count adapted to the previous rate). "
+            f"Filters are reserved for {fmt_items(res['keyspace'])} items (`BF.RESERVE bf 0.01 "
+            f"{res['keyspace']}`, `CF.RESERVE cf {res['keyspace']}`) and recreated every round; "
+            f"\"sub-filters\" is the most seen after a run (1 = no growth was measured). "
+            f"CF.ADD alone draws from a {fmt_items(res.get('cf_add_keyspace', res['keyspace']))} key space "
+            f"and adds at most {res.get('cf_add_fill', 1):.0%} of the capacity per run: a cuckoo "
+            f"filter keeps duplicates, and an item added more than 2b = 4 times cannot fit in its two "
+            f"buckets, so with a 1M key space the filter grows after ~300k random adds however empty "
+            f"it is (RedisBloom's would too). "
+            f"Ratio: median ops/s over the median of SET (writes) or GET (reads).\n\n"
+            + table(hdr, rows))
+
+
+def plot_one_item(res, plt, path):
+    fig, axes = plt.subplots(1, len(res["pipelines"]), figsize=(6 * len(res["pipelines"]), 4), squeeze=False)
+    for ax, p in zip(axes[0], res["pipelines"]):
+        names = [n for n, *_ in res.get("commands", ONE_ITEM)]
+        meds, lo, hi = [], [], []
+        for n in names:
+            v = [r["rps"] for r in res["runs"] if r["pipeline"] == p and r["command"] == n] or [0]
+            meds.append(med(v))
+            lo.append(med(v) - min(v))
+            hi.append(max(v) - med(v))
+        colors = ["#888888" if n in ("SET", "GET") else ("#1f77b4" if n.startswith("BF") else "#ff7f0e")
+                  for n in names]
+        ax.bar(names, meds, yerr=[lo, hi], color=colors, capsize=3)
+        ax.set_title(f"one-item commands, pipeline {p}")
+        ax.set_ylabel("ops/s (median, min-max)")
+        ax.tick_params(axis="x", rotation=30)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------- part 2
+
+
+def items(prefix, start, n):
+    return [b"%s%d" % (prefix, i) for i in range(start, start + n)]
+
+
+def resp(args):
+    """One command in RESP (the wire protocol), from bytes/str arguments."""
+    parts = [b"*%d\r\n" % len(args)]
+    for a in args:
+        if isinstance(a, str):
+            a = a.encode()
+        parts.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(parts)
+
+
+def send_batches(port, cmd, key, batches):
+    """Sends each batch as one command through `redis-cli --pipe` (C speed: encoding 1000s
+    of arguments per command with redis-py would dominate the run time)."""
+    head = [cmd, key] + (["ITEMS"] if cmd == "CF.INSERT" else [])
+    data = b"".join(resp(head + b) for b in batches)
+    p = subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", str(port), "--pipe"], input=data,
+                       capture_output=True, timeout=600)
+    out = p.stdout.decode(errors="replace")
+    if p.returncode != 0 or "errors: 0," not in out or f"replies: {len(batches)}" not in out:
+        raise RuntimeError(f"{cmd}: redis-cli --pipe: {out.strip()[-300:]} {p.stderr.decode()[-300:]}")
+
+
+def cmdstat(c, cmd):
+    st = c.info("commandstats").get("cmdstat_" + cmd.lower())
+    if not st:
+        return None
+    return int(st["calls"]), int(st["usec"])
+
+
+def part_batch(args, env):
+    a = args
+    bsz = a.batch_items
+    srv = Server(a, "batch")
+    c = srv.client()
+    res = {"batch_items": bsz, "calls": a.batch_calls, "rounds": a.rounds, "error": 0.01,
+           "variants": a.bf_variants,
+           "fill_max": a.batch_fill, "rows": [], "memref": []}
+    try:
+        for cap in a.batch_capacities:
+            c.flushall()
+            # (label, command, key): BF commands once per Bloom variant, then CF.
+            cmds = []
+            for v, extra in a.bf_variants:
+                c.execute_command("BF.RESERVE", bf_key(v), 0.01, cap, *extra)
+                sfx = f" [{v}]" if v else ""
+                cmds += [(f"BF.MADD{sfx}", "BF.MADD", bf_key(v)), (f"BF.MEXISTS{sfx}", "BF.MEXISTS", bf_key(v))]
+            c.execute_command("CF.RESERVE", "cf", cap)
+            cmds += [("CF.MEXISTS", "CF.MEXISTS", "cf"), ("CF.INSERT", "CF.INSERT", "cf")]
+            fill = min(cap // 8, a.batch_fill)  # leaves room for the measured inserts: no growth
+            t = time.perf_counter()
+            step = bsz * 100
+            for start in range(0, fill, step):
+                batches = [items(b"m", s, min(bsz, fill - s)) for s in range(start, min(start + step, fill), bsz)]
+                for v, _ in a.bf_variants:
+                    send_batches(srv.port, "BF.MADD", bf_key(v), batches)
+                send_batches(srv.port, "CF.INSERT", "cf", batches)
+            log(f"  {fmt_items(cap)}: prefilled {fill} items in {time.perf_counter() - t:.1f} s")
+            size = {bf_key(v): int(finfo(c, "BF.INFO", bf_key(v))["Size"]) for v, _ in a.bf_variants}
+            size["cf"] = int(finfo(c, "CF.INFO", "cf")["Size"])
+            samples = {label: [] for label, *_ in cmds}
+            fresh = 0
+            for rnd in range(a.rounds):
+                for label, cmd, key in cmds:
+                    if cmd in ("BF.MADD", "CF.INSERT"):
+                        batches = [items(b"n%d:" % rnd, fresh + i * bsz, bsz) for i in range(a.batch_calls)]
+                    else:
+                        # Half present (prefilled), half absent, interleaved.
+                        batches = []
+                        for i in range(a.batch_calls):
+                            pres = items(b"m", (i * bsz // 2) % max(fill - bsz, 1), bsz // 2)
+                            absent = items(b"x%d:" % rnd, i * bsz, bsz - bsz // 2)
+                            batches.append([x for pair in zip(pres, absent) for x in pair])
+                    c.config_resetstat()
+                    send_batches(srv.port, cmd, key, batches)
+                    calls, usec = cmdstat(c, cmd)
+                    ns_item = usec * 1000.0 / (calls * bsz)
+                    samples[label].append(ns_item)
+                fresh += a.batch_calls * bsz
+            growth = {k: int(finfo(c, "CF.INFO" if k == "cf" else "BF.INFO", k)["Number of filters"])
+                      for k in size}
+            # The reference, measured now (same run), on buffers of the filters' sizes.
+            ref = run_example(a, "bench_memref", "--sizes", ",".join(str(x) for x in sorted(set(size.values()))),
+                              "--batch", bsz, "--rounds", a.rounds, "--reads", a.memref_reads)
+            res["memref"].extend(ref)
+            refs = {r["bytes"]: r for r in ref}
+            for label, cmd, key in cmds:
+                r = refs[size[key]]
+                res["rows"].append({
+                    "capacity": cap, "command": label, "key": key, "bytes": size[key], "prefill": fill,
+                    "ns_per_item": samples[label], "ref_ns_per_read": r["ns_per_read_all"],
+                    "ref_dependent_ns": r["ns_dependent_median"],
+                    "ratio": med(samples[label]) / r["ns_per_read_median"],
+                    "growth": growth[key],
+                })
+                log(f"  {fmt_items(cap)} {label:10s} {med(samples[label]):7.1f} ns/item, "
+                    f"reference {r['ns_per_read_median']:.1f} ns/read, ratio {res['rows'][-1]['ratio']:.2f}")
+        check_module_allocator(c, 1)
+    finally:
+        srv.close()
+    return res
+
+
+def render_batch(res):
+    rows = []
+    for r in res["rows"]:
+        rows.append([fmt_items(r["capacity"]), r["command"], fmt_bytes(r["bytes"]), fmt_items(r["prefill"]),
+                     spread(r["ns_per_item"]), spread(r["ref_ns_per_read"]), f"{r['ratio']:.2f}",
+                     fmt_num(r["ref_dependent_ns"]), r["growth"]])
+    hdr = ["reserved for", "command", "filter size", "prefilled", "server ns/item median (min-max)",
+           "reference ns/read", "ratio", "one dependent miss, ns", "links / sub-filters"]
+    variants = ", ".join(f"`[{v}]` = `BF.RESERVE … {' '.join(x)}`".replace(" … `", "` as is")
+                         for v, x in res.get("variants", []) if v)
+    return ((f"Bloom variants: {variants}. " if variants else "") +
+            f"{res['batch_items']} items per command, {res['calls']} commands per measurement, "
+            f"{res['rounds']} rounds (commands alternate). Server-side ns per item = `usec` / `calls` "
+            f"from `INFO commandstats` (after `CONFIG RESETSTAT`) × 1000 / {res['batch_items']}. "
+            f"Filters: `BF.RESERVE bf 0.01 <n>` and `CF.RESERVE cf <n>` (bucket size 2, 8-bit "
+            f"fingerprints). Filling a 100M filter would take minutes, so each filter is prefilled "
+            f"with min(n/8, {fmt_items(res['fill_max'])}) items: its whole memory is allocated and "
+            f"the probes hit random lines of all of it, which is what the per-item cost depends on. "
+            f"BF.MADD and CF.INSERT add fresh items; the MEXISTS probes are half present, half absent. "
+            f"Reference: `examples/bench_memref.rs` in the same run, batches of {res['batch_items']} "
+            f"independent random 64-byte reads from a buffer of the filter's size (the memory-latency "
+            f"limit for one cache miss per item); ratio = filter ns/item ÷ reference ns/read (medians). "
+            f"The dependent-miss column is the full latency of one miss, for context.\n\n"
+            + table(hdr, rows))
+
+
+def plot_batch(res, plt, path):
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    caps = sorted({r["capacity"] for r in res["rows"]})
+    labels = list(dict.fromkeys(r["command"] for r in res["rows"]))
+    for cmd, style in zip(labels, ["o-", "s-", "^-", "v-", "D-", "P-", "X-", "*-"]):
+        ys = [med(r["ns_per_item"]) for cap in caps for r in res["rows"] if r["capacity"] == cap and r["command"] == cmd]
+        ax.plot(caps, ys, style, label=cmd)
+    ys = [med(r["ref_ns_per_read"]) for cap in caps for r in res["rows"] if r["capacity"] == cap and r["command"] == labels[0]]
+    ax.plot(caps, ys, "k--", label="reference: 1 random read (BF size)")
+    ax.plot(caps, [2 * y for y in ys], "k:", label="target: 2x reference")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("filter reserved for (items)")
+    ax.set_ylabel("server ns per item")
+    ax.set_title(f"batch commands, {res['batch_items']} items per command")
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------- part 3
+
+
+def part_core(args, env):
+    a = args
+    rows = run_example(a, "bench_core", "--sizes", a.core_sizes, "--ops", a.core_ops,
+                       "--min-ops", a.core_ops, "--rounds", a.rounds, "--layouts", a.layouts,
+                       "--lengths", "8,16,32,64,128,256", "--hash-ops", a.hash_ops)
+    return {"rows": rows}
+
+
+def render_core(res):
+    meta = next((r for r in res["rows"] if r["kind"] == "core_meta"), {})
+    bl = [r for r in res["rows"] if r["kind"] == "core_bloom"]
+    cf = [r for r in res["rows"] if r["kind"] == "core_cuckoo"]
+    hs = [r for r in res["rows"] if r["kind"] == "core_hash"]
+
+    def s(r, k):
+        return spread(r[k + "_all"])
+
+    out = [f"Pure core, no Redis (`examples/bench_core.rs`). Median (min-max) of {meta.get('rounds')} rounds, "
+           f"ns per operation. Item hashes are precomputed (hashing is the last table). Adds run on an "
+           f"empty, pre-faulted filter up to half its capacity (at most {fmt_items(meta.get('ops', 0))} "
+           f"items); lookups then probe members, non-members, and a half/half mix, item by item and in "
+           f"batches of {meta.get('batch')} with each item's first cache line prefetched before the batch "
+           f"is probed.",
+           "", "**Bloom filter** (one non-scaling link at error "
+           f"{meta.get('error')}):", ""]
+    out.append(table(["layout", "size", "k", "items", "add", "contains member", "contains non-member",
+                      "contains mixed", "mixed, batch + prefetch"],
+                     [[r["layout"], fmt_bytes(r["bytes"]), r["hashes"], fmt_items(r["items"]), s(r, "add_ns"),
+                       s(r, "contains_member_ns"), s(r, "contains_absent_ns"), s(r, "contains_mixed_ns"),
+                       s(r, "contains_mixed_batch_prefetch_ns")] for r in bl]))
+    out += ["", "**Cuckoo filter** (bucket size 2, 8-bit fingerprints, max iterations 20):", ""]
+    out.append(table(["size", "items", "add", "contains member", "contains non-member", "contains mixed"],
+                     [[fmt_bytes(r["bytes"]), fmt_items(r["items"]), s(r, "add_ns"), s(r, "contains_member_ns"),
+                       s(r, "contains_absent_ns"), s(r, "contains_mixed_ns")] for r in cf]))
+    out += ["", "**Hashing** per item (random items of each length): `ItemHash::of` (what every command "
+            "runs once per item), a direct `xxh3_128` call, and two 64-bit passes (what a scheme with a "
+            "second hash would cost):", ""]
+    out.append(table(["item bytes", "ItemHash::of ns", "xxh3_128 ns", "2 x xxh3_64 ns",
+                      "ItemHash / xxh3_128 (fastest rounds)"],
+                     [[r["len"], s(r, "itemhash_ns"), s(r, "xxh3_128_ns"), s(r, "two_pass_xxh3_64_ns"),
+                       f"{r['itemhash_ns_min'] / r['xxh3_128_ns_min']:.2f}"] for r in hs]))
+    return "\n".join(out)
+
+
+def plot_core(res, plt, path):
+    bl = [r for r in res["rows"] if r["kind"] == "core_bloom"]
+    cf = [r for r in res["rows"] if r["kind"] == "core_cuckoo"]
+    hs = [r for r in res["rows"] if r["kind"] == "core_hash"]
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
+    ax = axes[0]
+    for layout in sorted({r["layout"] for r in bl}):
+        rs = [r for r in bl if r["layout"] == layout]
+        x = [r["bytes"] for r in rs]
+        for k, lab in [("add_ns", "add"), ("contains_member_ns", "contains member"),
+                       ("contains_absent_ns", "contains non-member"),
+                       ("contains_mixed_batch_prefetch_ns", "mixed, batch+prefetch")]:
+            ax.plot(x, [r[k + "_median"] for r in rs], "o-", label=f"{layout}: {lab}")
+    ax.set_title("Bloom (non-scaling, 1%)")
+    ax2 = axes[1]
+    x = [r["bytes"] for r in cf]
+    for k, lab in [("add_ns", "add"), ("contains_member_ns", "contains member"),
+                   ("contains_absent_ns", "contains non-member")]:
+        ax2.plot(x, [r[k + "_median"] for r in cf], "o-", label=lab)
+    ax2.set_title("Cuckoo (b=2, 8-bit)")
+    for a_ in (ax, ax2):
+        a_.set_xscale("log", base=2)
+        a_.set_yscale("log")
+        a_.set_xlabel("filter bytes")
+        a_.set_ylabel("ns per operation")
+        a_.legend(fontsize=7)
+        a_.grid(True, which="both", alpha=0.3)
+    ax3 = axes[2]
+    x = [r["len"] for r in hs]
+    ax3.plot(x, [r["itemhash_ns_median"] for r in hs], "o-", label="ItemHash::of (one xxh3_128)")
+    ax3.plot(x, [r["two_pass_xxh3_64_ns_median"] for r in hs], "s--", label="two xxh3_64 passes")
+    ax3.set_xscale("log", base=2)
+    ax3.set_xlabel("item bytes")
+    ax3.set_ylabel("ns per item")
+    ax3.set_title("hashing")
+    ax3.legend(fontsize=8)
+    ax3.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------- part 4
+
+
+def part_accuracy(args, env):
+    a = args
+    rows = run_example(a, "bench_accuracy", "--capacity", a.acc_capacity, "--probes", a.acc_probes,
+                       "--layouts", a.layouts, "--cf-slots", a.cf_slots,
+                       "--cf-max-iterations", a.cf_max_iterations)
+    return {"rows": rows}
+
+
+def render_accuracy(res):
+    meta = next((r for r in res["rows"] if r["kind"] == "acc_meta"), {})
+    bl = [r for r in res["rows"] if r["kind"] == "acc_bloom"]
+    cf = [r for r in res["rows"] if r["kind"] == "acc_cuckoo"]
+    out = [f"Pure core (`examples/bench_accuracy.rs`), fixed seeds; {fmt_items(meta.get('probes', 0))} "
+           f"non-member probes per row. Bloom filters reserved for {fmt_items(meta.get('capacity', 0))} items: "
+           f"scaling (expansion 2) after 1x and 4x that many distinct items, non-scaling filled until it "
+           f"refuses an item. bits/item = storage bits of all links / distinct items added; RedisBloom = its "
+           f"sizing formula (spec 6.2: scaling links at e/2, e/4, ...) for the same links and items; "
+           f"textbook = |ln e| / ln(2)^2. \"FPR ≤ e\" allows 3 standard deviations of sampling noise.",
+           ""]
+    hdr = ["layout", "error e", "mode", "fill", "links", "measured FPR", "FPR ≤ e", "bits/item",
+           "RedisBloom bits/item", "textbook bits/item", "bits vs RedisBloom"]
+    rows = []
+    for r in bl:
+        ok = "yes" if r["fpr"] <= r["fpr_limit_3sigma"] else "**no**"
+        rows.append([r["layout"], r["error"], r["mode"], r["fill"], r["links"], f"{r['fpr']:.3e}", ok,
+                     f"{r['bits_per_item']:.2f}", f"{r['rb_bits_per_item']:.2f}",
+                     f"{r['textbook_bits_per_item']:.2f}", f"{r['bits_per_item'] / r['rb_bits_per_item']:.4f}"])
+    out.append(table(hdr, rows))
+    out += ["", f"**Cuckoo**: one non-growing table of {fmt_items(cf[0]['slots']) if cf else '?'} slots per "
+            f"row, filled until an insert fails (max iterations {meta.get('cf_max_iterations')}; the load "
+            f"at the first failure with RedisBloom's default of 20 is shown too), then probed. Bound = "
+            f"`core::cuckoo::fpr_bound` = 2b/(2^f - 1); the ERROR range is what `CF.RESERVE … ERROR e` "
+            f"needs to pick that width at that bucket size.", ""]
+    hdr = ["fingerprint bits", "bucket size", "ERROR that selects it", "load reached",
+           "first failure at 20 iterations", "measured FPR", "bound", "FPR ≤ bound", "bits/item"]
+    rows = []
+    for r in cf:
+        probes = r["probes"]
+        fpr = f"{r['fpr']:.3e}" if r["false_positives"] else f"0 in {fmt_items(probes)}"
+        sigma = (r["bound"] * (1 - r["bound"]) / probes) ** 0.5
+        ok = "yes" if r["fpr"] <= r["bound"] + 3 * sigma else "**no**"
+        sel = (f"[{r['error_option_min']:.2g}, {r['error_option_max']:.2g})"
+               if r["error_option_max"] < 1 else f"≥ {r['error_option_min']:.2g} (or none)")
+        rows.append([r["fp_bits"], r["bucket_size"], sel, f"{r['load']:.3f}", f"{r['load_at_20']:.3f}",
+                     fpr, f"{r['bound']:.2e}", ok, f"{r['bits_per_item']:.2f}"])
+    out.append(table(hdr, rows))
+    return "\n".join(out)
+
+
+def plot_accuracy(res, plt, path_fpr, path_bits):
+    bl = [r for r in res["rows"] if r["kind"] == "acc_bloom"]
+    cf = [r for r in res["rows"] if r["kind"] == "acc_cuckoo"]
+    modes = [("scaling x2", "1x"), ("scaling x2", "4x"), ("non-scaling", "full")]
+    layouts = sorted({r["layout"] for r in bl})
+    # FPR vs requested error (log-log), and cuckoo FPR vs bound.
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+    ax = axes[0]
+    errs = sorted({r["error"] for r in bl})
+    ax.plot(errs, errs, "k--", label="requested error (target)")
+    for layout in layouts:
+        for (mode, fill), m in zip(modes, ["o", "s", "^"]):
+            rs = sorted([r for r in bl if r["layout"] == layout and r["mode"] == mode and r["fill"] == fill],
+                        key=lambda r: r["error"])
+            ax.plot([r["error"] for r in rs], [max(r["fpr"], 1e-7) for r in rs], m + "-",
+                    label=f"{layout}: {mode} {fill}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("requested error rate")
+    ax.set_ylabel("measured false-positive rate")
+    ax.set_title("Bloom: measured FPR")
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    ax = axes[1]
+    for b, m in zip([1, 2, 4], ["o", "s", "^"]):
+        rs = sorted([r for r in cf if r["bucket_size"] == b], key=lambda r: r["fp_bits"])
+        ax.plot([r["fp_bits"] for r in rs], [r["bound"] for r in rs], m + "--", alpha=0.5, label=f"bound, b={b}")
+        ax.plot([r["fp_bits"] for r in rs], [r["fpr"] if r["fpr"] > 0 else float("nan") for r in rs], m + "-",
+                label=f"measured, b={b}")
+    ax.set_yscale("log")
+    ax.set_xlabel("fingerprint bits")
+    ax.set_ylabel("false-positive rate")
+    ax.set_title("Cuckoo: measured FPR vs bound 2b/(2^f-1) (0 not drawn)")
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path_fpr, dpi=110)
+    plt.close(fig)
+    # Bits per item.
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+    ax = axes[0]
+    for layout in layouts:
+        for (mode, fill), m in zip(modes, ["o", "s", "^"]):
+            rs = sorted([r for r in bl if r["layout"] == layout and r["mode"] == mode and r["fill"] == fill],
+                        key=lambda r: r["error"])
+            ax.plot([r["error"] for r in rs], [r["bits_per_item"] for r in rs], m + "-",
+                    label=f"{layout}: {mode} {fill}")
+    for (mode, fill), m in zip(modes, ["o", "s", "^"]):
+        rs = sorted([r for r in bl if r["layout"] == layouts[0] and r["mode"] == mode and r["fill"] == fill],
+                    key=lambda r: r["error"]) if layouts else []
+        ax.plot([r["error"] for r in rs], [r["rb_bits_per_item"] for r in rs], m + ":", color="gray",
+                label=f"RedisBloom formula: {mode} {fill}")
+    rs = sorted([r for r in bl if r["mode"] == "non-scaling"], key=lambda r: r["error"])
+    ax.plot([r["error"] for r in rs], [r["textbook_bits_per_item"] for r in rs], "k--", label="textbook |ln e|/ln²2")
+    ax.set_xscale("log")
+    ax.set_xlabel("requested error rate")
+    ax.set_ylabel("bits per item")
+    ax.set_title("Bloom: memory per item")
+    ax.legend(fontsize=7)
+    ax.grid(True, which="both", alpha=0.3)
+    ax = axes[1]
+    for b, m in zip([1, 2, 4], ["o", "s", "^"]):
+        rs = sorted([r for r in cf if r["bucket_size"] == b], key=lambda r: r["fp_bits"])
+        ax.plot([r["fp_bits"] for r in rs], [r["bits_per_item"] for r in rs], m + "-", label=f"b={b}")
+    ax.set_xlabel("fingerprint bits")
+    ax.set_ylabel("bits per item at the reached load")
+    ax.set_title("Cuckoo: memory per item")
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path_bits, dpi=110)
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------- part 5
+
+
+def random_chunks(n, size, seed=12345):
+    """`n` distinct random chunks (numpy when available: fast; else os.urandom)."""
+    try:
+        import numpy as np
+        rng = np.random.default_rng(seed)
+        return [rng.bytes(size) for _ in range(n)]
+    except ImportError:
+        return [os.urandom(size) for _ in range(n)]
+
+
+def part_persistence(args, env):
+    a = args
+    target = a.persist_bytes
+    chunk = 16 * MiB
+    res = {"target_bytes": target, "rounds": a.persist_rounds, "runs": []}
+    workdir = tempfile.mkdtemp(prefix="ferrobloom-bench-persist-")
+    srv = None
+    try:
+        srv = Server(a, "persist", extra=["--proto-max-bulk-len", "2gb", "--dbfilename", "bench.rdb"],
+                     workdir=workdir)
+        # Random data in 16 MiB chunks: 8 distinct chunks cycled (LZF's window is far
+        # shorter than 16 MiB, so repeats cannot be compressed).
+        pool = random_chunks(8, chunk)
+        # Baseline: a restart with nothing to load (process start, module load).
+        empty = []
+        for _ in range(3):
+            srv.stop()
+            empty.append(srv.start())
+        res["empty_start_s"] = med(empty)
+        for rnd in range(a.persist_rounds):
+            for kind in ("filter", "string"):
+                c = srv.client()
+                c.flushall()
+                t = time.perf_counter()
+                if kind == "filter":
+                    # BF.RESERVE sized to ~target bytes: scaling link at e/2 = 0.005.
+                    import math
+                    bpe = abs(math.log(0.005)) / 0.480453013918201
+                    cap = int(target * 8 / bpe)
+                    c.execute_command("BF.RESERVE", "tmp", 0.01, cap)
+                    _, header = c.execute_command("BF.SCANDUMP", "tmp", 0)
+                    c.delete("tmp")
+                    c.execute_command("BF.LOADCHUNK", "big", 1, header)
+                    link_bytes = [int(f.split(b"bytes:")[1].split()[0])
+                                  for f in c.execute_command("BF.DEBUG", "big")[1:]]
+                    total = sum(link_bytes)
+                    off, k = 0, 0
+                    for lb in link_bytes:          # chunks never span links
+                        end = off + lb
+                        while off < end:
+                            n = min(chunk, end - off)
+                            c.execute_command("BF.LOADCHUNK", "big", off + n + 1, pool[k % len(pool)][:n])
+                            off += n
+                            k += 1
+                    size = int(finfo(c, "BF.INFO", "big")["Size"])
+                else:
+                    total = res["runs"][-1]["data_bytes"] if res["runs"] else target
+                    last = (total - 1) // chunk * chunk
+                    # Allocate the whole string at once (the last chunk first), then fill it.
+                    c.setrange("big", last, pool[0][:total - last])
+                    for k, off in enumerate(range(0, last, chunk)):
+                        c.setrange("big", off, pool[k % len(pool)])
+                    size = int(c.strlen("big"))
+                create_s = time.perf_counter() - t
+                used = check_module_allocator(c, total)
+                t = time.perf_counter()
+                c.save()
+                save_s = time.perf_counter() - t
+                rdb = os.path.getsize(os.path.join(workdir, "bench.rdb"))
+                c.close()
+                srv.stop()
+                load_s = srv.start(timeout=600)
+                c = srv.client()
+                ok = (int(finfo(c, "BF.INFO", "big")["Size"]) == size if kind == "filter"
+                      else int(c.strlen("big")) == size)
+                if kind == "filter":
+                    ok = ok and c.execute_command("BF.SCANDUMP", "big", 1)[1] == pool[0][:min(chunk, link_bytes[0])]
+                else:
+                    ok = ok and c.getrange("big", 0, 1023) == pool[0][:1024]
+                if not ok:
+                    raise RuntimeError(f"{kind}: data differs after restart")
+                c.close()
+                os.remove(os.path.join(workdir, "bench.rdb"))
+                res["runs"].append({"round": rnd, "kind": kind, "data_bytes": total, "size": size,
+                                    "used_memory": used, "rdb_bytes": rdb, "create_s": create_s,
+                                    "save_s": save_s, "load_s": load_s})
+                log(f"  {kind}: {fmt_bytes(total)} created in {create_s:.1f} s, SAVE {save_s:.2f} s, "
+                    f"restart to PING {load_s:.2f} s, RDB {fmt_bytes(rdb)}")
+    finally:
+        if srv:
+            srv.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return res
+
+
+def render_persistence(res):
+    rows = []
+    f = [r for r in res["runs"] if r["kind"] == "filter"]
+    s = [r for r in res["runs"] if r["kind"] == "string"]
+    for kind, rs in (("Bloom filter", f), ("string", s)):
+        if rs:
+            rows.append([kind, fmt_bytes(rs[0]["data_bytes"]), fmt_bytes(rs[0]["rdb_bytes"]),
+                         spread([r["save_s"] for r in rs]), spread([r["load_s"] for r in rs])])
+    if f and s:
+        rows.append(["ratio filter / string", "", "", f"{med([r['save_s'] for r in f]) / med([r['save_s'] for r in s]):.2f}",
+                     f"{med([r['load_s'] for r in f]) / med([r['load_s'] for r in s]):.2f}"])
+    return (f"One server, sequentially, {res['rounds']} round(s): a ~{fmt_bytes(res['target_bytes'])} Bloom filter "
+            f"(`BF.RESERVE` sized to it, its SCANDUMP header loaded into a fresh key, then random 16 MiB "
+            f"`BF.LOADCHUNK`s), then a string of the same length (`SETRANGE` of random 16 MiB chunks, "
+            f"`proto-max-bulk-len 2gb`). Random bytes, so LZF compression (on by default) gains nothing "
+            f"on either side. SAVE = wall time of the `SAVE` command; load = from starting redis-server "
+            f"to its first PING answered without -LOADING (an empty restart takes "
+            f"{res.get('empty_start_s', float('nan')):.2f} s). Seconds.\n\n"
+            + table(["value", "data", "RDB file", "SAVE s", "restart + load s"], rows))
+
+
+def plot_persistence(res, plt, path):
+    fig, ax = plt.subplots(figsize=(6, 4))
+    kinds = ["filter", "string"]
+    save = [med([r["save_s"] for r in res["runs"] if r["kind"] == k] or [0]) for k in kinds]
+    load = [med([r["load_s"] for r in res["runs"] if r["kind"] == k] or [0]) for k in kinds]
+    x = range(len(kinds))
+    ax.bar([i - 0.2 for i in x], save, 0.4, label="SAVE")
+    ax.bar([i + 0.2 for i in x], load, 0.4, label="restart + load")
+    ax.set_xticks(list(x))
+    ax.set_xticklabels([f"Bloom filter ({fmt_bytes(res['target_bytes'])})", "string (same length)"])
+    ax.set_ylabel("seconds")
+    ax.set_title("persistence")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def summary(outdir):
+    def load(part):
+        p = os.path.join(outdir, part + ".json")
+        return json.load(open(p)) if os.path.exists(p) else None
+
+    lines = ["# ferrobloom benchmark summary", "",
+             "Issue #4's targets as ratios measured in one run of `make bench` (parts may come from "
+             "separate runs; each part's date, commit and machine load are in its own file). "
+             "Machine noise matters: see the load averages.", ""]
+    rows = []
+    oi = load("one_item")
+    if oi:
+        res = oi["result"]
+        for p in res["pipelines"]:
+            base = {n: med([r["rps"] for r in res["runs"] if r["pipeline"] == p and r["command"] == n])
+                    for n in ("SET", "GET")}
+            for name, _, kind, b in res.get("commands", ONE_ITEM):
+                if not b:
+                    continue
+                runs = [r for r in res["runs"] if r["pipeline"] == p and r["command"] == name]
+                ratio = med([r["rps"] for r in runs]) / base[b]
+                grew = any(r.get("subfilters", r.get("links", 1)) > 1 for r in runs)
+                rows.append([f"{name} ≥ 95% of {b}, pipeline {p}", f"{ratio:.2f}", "≥ 0.95",
+                             ("met" if ratio >= 0.95 else "**not met**")
+                             + (" (invalid: the filter grew)" if grew else "")])
+    ba = load("batch")
+    if ba:
+        res = ba["result"]
+        top = max(r["capacity"] for r in res["rows"])
+        for r in res["rows"]:
+            if r["capacity"] == top:
+                rows.append([f"{r['command']} on the {fmt_items(top)} filter ≤ 2x one random read",
+                             f"{r['ratio']:.2f}", "≤ 2", ("met" if r["ratio"] <= 2 else "**not met**")
+                             + (" (invalid: the filter grew)" if r["growth"] > 1 else "")])
+    ac = load("accuracy")
+    if ac:
+        bl = [r for r in ac["result"]["rows"] if r["kind"] == "acc_bloom" and r["mode"] == "scaling x2"]
+        for layout in sorted({r["layout"] for r in bl}):
+            rs = [r for r in bl if r["layout"] == layout]
+            worst_bits = max(r["bits_per_item"] / r["rb_bits_per_item"] for r in rs)
+            worst_fpr = max(r["fpr"] / r["error"] for r in rs)
+            fpr_ok = all(r["fpr"] <= r["fpr_limit_3sigma"] for r in rs)
+            rows.append([f"{layout}: scaling-chain bits/item ≤ RedisBloom formula (all error rates, 1x and 4x)",
+                         f"{worst_bits:.4f} (worst)", "≤ 1", "met" if worst_bits <= 1 + 1e-9 else "**not met**"])
+            rows.append([f"{layout}: measured FPR of the whole chain ≤ requested (all error rates, 1x and 4x)",
+                         f"{worst_fpr:.2f} (worst FPR / e)", "≤ 1", "met" if fpr_ok else "**not met**"])
+    co = load("core")
+    if co:
+        hs = [r for r in co["result"]["rows"] if r["kind"] == "core_hash"]
+        if hs:
+            # Fastest rounds: the intrinsic cost, least disturbed by other processes.
+            worst = max(r["itemhash_ns_min"] / r["xxh3_128_ns_min"] for r in hs)
+            two = min(r["two_pass_xxh3_64_ns_min"] / r["itemhash_ns_min"] for r in hs)
+            rows.append(["hashing: one xxh3 pass per item (ItemHash::of ÷ one xxh3_128, fastest rounds, "
+                         "worst length)",
+                         f"{worst:.2f}", "≈ 1 (two passes: ≥ " + f"{two:.1f}x)",
+                         "met" if worst <= 1.25 else "**check**"])
+    rows.append(["no per-command heap allocation on one-item paths; batch replies without per-item "
+                 "allocation", "not measured by `make bench`", "", "see code review / tests"])
+    pe = load("persistence")
+    if pe:
+        runs = pe["result"]["runs"]
+        f = [r for r in runs if r["kind"] == "filter"]
+        s = [r for r in runs if r["kind"] == "string"]
+        if f and s:
+            rs = med([r["save_s"] for r in f]) / med([r["save_s"] for r in s])
+            rl = med([r["load_s"] for r in f]) / med([r["load_s"] for r in s])
+            rows.append([f"persistence: SAVE of a {fmt_bytes(f[0]['data_bytes'])} filter ÷ same-size string",
+                         f"{rs:.2f}", "(reported)", "-"])
+            rows.append(["persistence: restart-load of the filter ÷ string", f"{rl:.2f}", "(reported)", "-"])
+    lines.append(table(["target", "measured ratio", "target ratio", "status"], rows))
+    lines.append("")
+    for part in PARTS:
+        d = load(part)
+        if d:
+            lines.append(f"- [{part}]({part}.md): {d['env']['date']}, commit {d['env']['commit']}, "
+                         f"load average {d['load_before']:.1f} → {d['load_after']:.1f}, {d['seconds']:.0f} s")
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(outdir, "summary.md"), "w") as f:
+        f.write(text)
+    return text
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--module", required=True, help="the module .so (Redis-allocator build)")
+    ap.add_argument("--examples", required=True, help="directory of the built bench_* examples")
+    ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    ap.add_argument("--parts", default=",".join(PARTS))
+    ap.add_argument("--rounds", type=int, default=3, help="rounds per measurement (min/median/max)")
+    ap.add_argument("--layouts", default="classic", help="Bloom layouts for core/accuracy (comma-separated)")
+    ap.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test of the whole harness")
+    ap.add_argument("--bf-variants", default="",
+                    help="Bloom variants for one_item and batch: 'name:EXTRA RESERVE ARGS;name2:…', "
+                         "e.g. 'classic:;blocked:LAYOUT blocked' (default: one plain BF.RESERVE)")
+    g = ap.add_argument_group("one_item")
+    g.add_argument("--clients", type=int, default=50)
+    g.add_argument("--pipelines", default="1,16")
+    g.add_argument("--keyspace", type=int, default=1_000_000)
+    g.add_argument("--run-seconds", type=float, default=1.5, help="target length of one redis-benchmark run")
+    g.add_argument("--min-requests", type=int, default=20_000)
+    g.add_argument("--max-requests", type=int, default=1_000_000, help="most requests per run")
+    g.add_argument("--cf-add-fill", type=float, default=0.3,
+                   help="most CF.ADD requests per run, as a fraction of --keyspace (the reserved "
+                        "capacity): a cuckoo filter with 20 kicks can fail well below full")
+    g.add_argument("--cf-add-keyspace", type=int, default=10_000_000,
+                   help="key space of CF.ADD only: from 1M, an item drawn 5+ times (expected "
+                        "after ~300k adds) cannot fit in its two buckets and the filter grows")
+    g = ap.add_argument_group("batch")
+    g.add_argument("--batch-capacities", default="1000000,10000000,100000000")
+    g.add_argument("--batch-items", type=int, default=1000)
+    g.add_argument("--batch-calls", type=int, default=100, help="commands per measurement")
+    g.add_argument("--batch-fill", type=int, default=2_000_000, help="most items prefilled per filter")
+    g.add_argument("--memref-reads", type=int, default=2_000_000)
+    g = ap.add_argument_group("core")
+    g.add_argument("--core-sizes", default="16K,256K,4M,64M,1G")
+    g.add_argument("--core-ops", type=int, default=1_000_000)
+    g.add_argument("--hash-ops", type=int, default=4_000_000)
+    g = ap.add_argument_group("accuracy")
+    g.add_argument("--acc-capacity", type=int, default=1_000_000)
+    g.add_argument("--acc-probes", type=int, default=1_000_000)
+    g.add_argument("--cf-slots", type=int, default=1 << 18)
+    g.add_argument("--cf-max-iterations", type=int, default=500)
+    g = ap.add_argument_group("persistence")
+    g.add_argument("--persist-bytes", type=int, default=GiB)
+    g.add_argument("--persist-rounds", type=int, default=1)
+    a = ap.parse_args()
+    a.pipelines = [int(x) for x in a.pipelines.split(",")]
+    a.bf_variants = [(v.split(":", 1)[0].strip(), v.split(":", 1)[1].split() if ":" in v else [])
+                     for v in a.bf_variants.split(";") if v.strip()] or [("", [])]
+    a.batch_capacities = [int(float(x)) for x in a.batch_capacities.split(",")]
+    if a.quick:
+        a.rounds = min(a.rounds, 2)
+        a.run_seconds, a.min_requests, a.max_requests = 0.2, 2000, 50_000
+        a.batch_capacities, a.batch_calls, a.batch_fill, a.memref_reads = [100_000, 1_000_000], 10, 100_000, 100_000
+        a.core_sizes, a.core_ops, a.hash_ops = "16K,4M", 100_000, 200_000
+        a.acc_capacity, a.acc_probes, a.cf_slots = 100_000, 100_000, 1 << 14
+        a.persist_bytes = 64 * MiB
+    a.module = os.path.abspath(a.module)
+    if not os.path.exists(a.module):
+        sys.exit(f"module not found: {a.module}")
+    os.makedirs(a.out, exist_ok=True)
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        plt = None
+        log("matplotlib not available: tables only, no plots")
+
+    env = machine()
+    parts = [p.strip() for p in a.parts.split(",") if p.strip()]
+    for p in parts:
+        if p not in PARTS:
+            sys.exit(f"unknown part {p!r}; known: {', '.join(PARTS)}")
+    titles = {"one_item": "One-item commands vs SET/GET", "batch": "Batch commands vs the memory-latency limit",
+              "core": "Core microbenchmarks", "accuracy": "Accuracy and memory",
+              "persistence": "Persistence: SAVE and load"}
+    runners = {"one_item": part_one_item, "batch": part_batch, "core": part_core,
+               "accuracy": part_accuracy, "persistence": part_persistence}
+    renderers = {"one_item": render_one_item, "batch": render_batch, "core": render_core,
+                 "accuracy": render_accuracy, "persistence": render_persistence}
+    t_all = time.perf_counter()
+    for p in parts:
+        log(f"== {p}")
+        lb, t = loadavg(), time.perf_counter()
+        result = runners[p](a, env)
+        secs, la = time.perf_counter() - t, loadavg()
+        data = {"env": env, "load_before": lb, "load_after": la, "seconds": secs, "quick": a.quick,
+                "result": result}
+        with open(os.path.join(a.out, p + ".json"), "w") as f:
+            json.dump(data, f, indent=1)
+        md = f"## {titles[p]}\n\n{env_line(env, lb, la)}\n\n{renderers[p](result)}\n"
+        if plt:
+            try:
+                pngs = []
+                if p == "accuracy":
+                    pngs = [p + "_fpr.png", p + "_bits.png"]
+                    plot_accuracy(result, plt, *[os.path.join(a.out, x) for x in pngs])
+                else:
+                    pngs = [p + ".png"]
+                    {"one_item": plot_one_item, "batch": plot_batch, "core": plot_core,
+                     "persistence": plot_persistence}[p](result, plt, os.path.join(a.out, pngs[0]))
+                md += "\n" + "\n".join(f"![{p}]({x})" for x in pngs) + "\n"
+            except Exception as e:  # a plot must never lose the tables
+                log(f"plot for {p} failed: {e!r}")
+        with open(os.path.join(a.out, p + ".md"), "w") as f:
+            f.write(md)
+        print(md, flush=True)
+        log(f"== {p}: {secs:.0f} s")
+    print(summary(a.out), flush=True)
+    log(f"bench: {time.perf_counter() - t_all:.0f} s; results in {a.out}")
+
+
+if __name__ == "__main__":
+    main()
