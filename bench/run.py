@@ -1029,9 +1029,9 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--parts", default=",".join(PARTS))
     ap.add_argument("--rounds", type=int, default=3, help="rounds per measurement (min/median/max)")
-    ap.add_argument("--layouts", default="classic", help="Bloom layouts for core/accuracy (comma-separated)")
+    ap.add_argument("--layouts", default="classic,blocked", help="Bloom layouts for core/accuracy (comma-separated)")
     ap.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test of the whole harness")
-    ap.add_argument("--bf-variants", default="",
+    ap.add_argument("--bf-variants", default="classic:LAYOUT classic;blocked:LAYOUT blocked",
                     help="Bloom variants for one_item and batch: 'name:EXTRA RESERVE ARGS;name2:…', "
                          "e.g. 'classic:;blocked:LAYOUT blocked' (default: one plain BF.RESERVE)")
     g = ap.add_argument_group("one_item")

@@ -7,10 +7,10 @@
 
 #![allow(dead_code)]
 
-use ferrobloom::core::bloom::{BloomChain, Limits};
+use ferrobloom::core::bloom::{BloomChain, BloomLayout, Limits};
 
 /// Every layout the core offers, in table order.
-pub const LAYOUTS: &[&str] = &["classic"];
+pub const LAYOUTS: &[&str] = &["classic", "blocked"];
 
 /// Limits generous enough for every benchmark filter (up to 4 GiB, 64 links).
 pub fn limits() -> Limits {
@@ -25,6 +25,13 @@ pub fn limits() -> Limits {
 pub fn new_chain(layout: &str, capacity: u64, error: f64, expansion: u32) -> BloomChain {
     let made = match layout {
         "classic" => BloomChain::new(capacity, error, expansion, &limits()),
+        "blocked" => BloomChain::with_layout(
+            capacity,
+            error,
+            expansion,
+            BloomLayout::Blocked,
+            &limits(),
+        ),
         other => panic!("unknown Bloom layout {other:?} (known: {LAYOUTS:?})"),
     };
     made.unwrap_or_else(|e| panic!("{layout} chain ({capacity}, {error}, {expansion}): {e:?}"))

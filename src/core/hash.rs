@@ -38,8 +38,9 @@ pub fn fastrange(x: u64, n: u64) -> u64 {
 }
 
 /// How many items ahead a batch hashes and prefetches (enough to cover a DRAM
-/// miss with the work of the items in between; `make bench` measured 4-16).
-pub const LOOKAHEAD: usize = 8;
+/// miss with the work of the items in between: on a 137 MB blocked filter,
+/// contains with prefetch took 56 ns/item at 8 ahead, 31 at 16, 29 at 32).
+pub const LOOKAHEAD: usize = 16;
 
 /// Hashes a batch of items [`LOOKAHEAD`] items ahead of their use, calling a
 /// prefetch hook on each hash as it is computed, so the cache misses of
