@@ -481,15 +481,16 @@ const CUCKOO_DEFAULTS: [CuckooDefaults; 2] = [
     },
 ];
 
-/// A small cap for filters created from parsed parameters.
+/// A small cap for filters created from parsed parameters (sizing runs in full
+/// before the cap is checked; a small cap keeps the allocations cheap).
 const CREATE_LIMITS: Limits = Limits {
-    max_bytes: 1 << 20,
+    max_bytes: 64 << 10,
     max_links: 64,
 };
 
 /// Every argument parser over one argument vector (`\n`-separated, argv[0]
 /// first), with the checks of what each promises; parameters that parse are
-/// also used to size a filter (under a 1 MiB cap), as BF.RESERVE/CF.RESERVE do.
+/// also used to size a filter (under a 64 KiB cap), as BF.RESERVE/CF.RESERVE do.
 pub fn args(data: &[u8]) {
     let argv: Vec<&[u8]> = data.split(|&b| b == b'\n').take(1024).collect();
     let args = argv.as_slice();
