@@ -500,7 +500,11 @@ pub fn args(data: &[u8]) {
     for a in args {
         if let Some(v) = parse_i64(a) {
             // Redis' string2ll accepts only the canonical spelling.
-            assert_eq!(v.to_string().as_bytes(), *a, "non-canonical integer accepted");
+            assert_eq!(
+                v.to_string().as_bytes(),
+                *a,
+                "non-canonical integer accepted"
+            );
         }
         if let Some(v) = parse_f64(a) {
             assert!(!v.is_nan() && a.len() <= 128);
@@ -556,8 +560,11 @@ pub fn args(data: &[u8]) {
 // Seeds and corpus replay
 // ---------------------------------------------------------------------------
 
-/// The fuzz targets: directory name under `fuzz/corpus/` and entry function.
-pub const TARGETS: [(&str, fn(&[u8])); 5] = [
+/// A fuzz target: directory name under `fuzz/corpus/` and entry function.
+pub type Target = (&'static str, fn(&[u8]));
+
+/// Every fuzz target.
+pub const TARGETS: [Target; 5] = [
     ("rdb_bloom", rdb_bloom),
     ("rdb_cuckoo", rdb_cuckoo),
     ("bloom_chunks", bloom_chunks),
@@ -590,7 +597,7 @@ fn chunks_seed(d: &Dump, ops: &[u8], items: usize) -> Vec<u8> {
         put_buffer(&mut out, c);
     }
     for i in 0..items {
-        let op = ops[i % ops.len()];
+        let op = ops.get(i % ops.len().max(1)).copied().unwrap_or(2);
         out.push(op);
         let item = format!("item{i}");
         out.push(item.len() as u8);
@@ -599,11 +606,17 @@ fn chunks_seed(d: &Dump, ops: &[u8], items: usize) -> Vec<u8> {
     out
 }
 
+/// One seed: target, file name, contents.
+pub type Seed = (&'static str, String, Vec<u8>);
+/// Capacity, bucket size, max iterations, expansion, fingerprint bits, error
+/// rate, items inserted, whether to leave a compaction pass under way.
+type CuckooSeed = (u64, u8, u16, u32, u8, Option<f64>, usize, bool);
+
 /// Seed inputs for every target, built from real encodings: filters of both
 /// types in several shapes (scaling and not, several links or sub-filters, other
 /// fingerprint widths and bucket sizes, a compaction pass under way) holding
 /// items, and valid argument vectors of every command with options.
-pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
+pub fn seeds() -> Vec<Seed> {
     let mut out = Vec::new();
     let big = Limits::default();
     // Bloom filters.
@@ -630,13 +643,13 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         ));
     }
     // Cuckoo filters.
-    let cuckoos: [(u64, u8, u16, u32, u8, Option<f64>, usize, u8); 6] = [
-        (8, 2, 20, 1, 8, None, 0, 0),
-        (8, 2, 20, 1, 8, None, 40, 0),
-        (16, 4, 5, 2, 12, Some(0.001), 70, 0),
-        (4, 1, 1, 0, 4, None, 3, 0),
-        (8, 3, 50, 4, 32, Some(1e-9), 100, 0),
-        (4, 2, 20, 1, 8, None, 30, 1),
+    let cuckoos: [CuckooSeed; 6] = [
+        (8, 2, 20, 1, 8, None, 0, false),
+        (8, 2, 20, 1, 8, None, 40, false),
+        (16, 4, 5, 2, 12, Some(0.001), 70, false),
+        (4, 1, 1, 0, 4, None, 3, false),
+        (8, 3, 50, 4, 32, Some(1e-9), 100, false),
+        (4, 2, 20, 1, 8, None, 30, true),
     ];
     for (i, (cap, bs, mi, exp, fp, err, n, deletes)) in cuckoos.into_iter().enumerate() {
         let p = crate::core::cuckoo::CuckooParams {
@@ -653,7 +666,7 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         for k in 0..n {
             let _ = f.insert(&hash_item(format!("item{k}").as_bytes()), 64, u64::MAX);
         }
-        if deletes > 0 {
+        if deletes {
             // Leave a compaction pass under way.
             for k in 0..n / 3 {
                 f.delete(&hash_item(format!("item{k}").as_bytes()));
@@ -709,7 +722,11 @@ pub fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         "CF.DEBUG k",
     ];
     for (i, a) in argvs.iter().enumerate() {
-        out.push(("args", format!("seed-{i}"), a.replace(' ', "\n").into_bytes()));
+        out.push((
+            "args",
+            format!("seed-{i}"),
+            a.replace(' ', "\n").into_bytes(),
+        ));
     }
     out
 }
