@@ -94,8 +94,32 @@ bench: deps
 	$(PYTHON) bench/run.py --module $(CARGO_TARGET_DIR)/bench/$(MODULE_NAME) \
 	  --examples $(CARGO_TARGET_DIR)/release/examples $(BENCH_ARGS)
 
+# Coverage-guided fuzzing (cargo-fuzz, libFuzzer) of every decoder and argument parser:
+# each target in fuzz/fuzz_targets runs FUZZ_SECONDS, one after the other, from the committed
+# corpus fuzz/corpus/<target>/ (new inputs go to $(FUZZ_WORK), crashes to fuzz/artifacts/).
+# Stable toolchain + RUSTC_BOOTSTRAP=1 for the nightly flags cargo-fuzz passes; no sanitizer
+# (safe Rust; twice the executions). `cargo test` replays the committed corpus.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= rdb_bloom rdb_cuckoo bloom_chunks cuckoo_chunks args
+FUZZ_WORK ?= $(HOME)/.cache/ferrobloom-fuzz-corpus
+FUZZ_TARGET_DIR ?= $(CARGO_TARGET_DIR)-cargofuzz
 fuzz:
-	@echo "fuzz: not yet implemented"
+	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	@export RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=$(FUZZ_TARGET_DIR); \
+	$(CARGO) fuzz build -s none || exit 1; \
+	for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_WORK)/$$t; \
+	  $(CARGO) fuzz run -s none $$t $(FUZZ_WORK)/$$t fuzz/corpus/$$t -- \
+	    -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 > $(FUZZ_WORK)/$$t.log 2>&1; \
+	  rc=$$?; \
+	  runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $(FUZZ_WORK)/$$t.log); \
+	  rate=$$(sed -n 's/^stat::average_exec_per_sec: *//p' $(FUZZ_WORK)/$$t.log); \
+	  cov=$$(grep -o 'cov: [0-9]*' $(FUZZ_WORK)/$$t.log | tail -1); \
+	  echo "fuzz: $$t: $${runs:-0} executions, $${rate:-0}/s, $$cov"; \
+	  if [ $$rc -ne 0 ]; then \
+	    echo "fuzz: $$t FAILED (log: $(FUZZ_WORK)/$$t.log, input in fuzz/artifacts/$$t/)"; exit 1; \
+	  fi; \
+	done
 
 stress:
 	@echo "stress: not yet implemented"

@@ -7,6 +7,8 @@
 
 pub mod cmd;
 pub mod core;
+#[doc(hidden)]
+pub mod fuzzing;
 mod redis;
 
 /// ferrobloom's own version.

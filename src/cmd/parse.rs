@@ -29,7 +29,8 @@ pub fn parse_i64(b: &[u8]) -> Option<i64> {
     if digits.is_empty() || digits.len() > 19 {
         return None;
     }
-    if digits.len() > 1 && digits.first() == Some(&b'0') {
+    // No leading zeros, and no "-0" (string2ll refuses it; found by fuzzing).
+    if digits.first() == Some(&b'0') && (digits.len() > 1 || neg) {
         return None;
     }
     let mut v: i128 = 0;
@@ -152,6 +153,8 @@ mod tests {
         for bad in [
             &b""[..],
             b"-",
+            b"-0",
+            b"-01",
             b"+1",
             b" 1",
             b"1 ",

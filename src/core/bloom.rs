@@ -589,11 +589,15 @@ impl BloomChain {
             let shape = LinkShape::with_layout(entries, next.1 * TIGHTENING_RATIO, next.2, false)?;
             self.push_link(shape, limits)?;
         }
+        // Only a crafted header (link capacities are not bound by their bits)
+        // gets here: the count must not wrap, or the next save would not load
+        // (found while writing the fuzz targets).
+        let items = self.items.checked_add(1).ok_or(BloomError::Full)?;
         match self.links.last_mut() {
             Some(last) => last.insert(h),
             None => return Err(BloomError::InvalidParams("filter has no links")),
         }
-        self.items += 1;
+        self.items = items;
         Ok(true)
     }
 

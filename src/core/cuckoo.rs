@@ -734,17 +734,26 @@ impl CuckooFilter {
         let fp = self.fp_of(h);
         let ah = alt_hash(fp);
         if self.place(h.lo, fp, ah) || self.kick(h.lo, fp) {
-            self.num_items = self.num_items.saturating_add(1);
+            self.count_insert();
             return Ok(());
         }
         self.grow(max_filters, max_bytes)?;
         if self.place(h.lo, fp, ah) {
-            self.num_items = self.num_items.saturating_add(1);
+            self.count_insert();
             Ok(())
         } else {
             // Unreachable: the new sub-filter is empty.
             Err(CuckooError::Full)
         }
+    }
+
+    /// Counts an inserted item. `num_items` never exceeds the slots, even when a
+    /// loaded header's count disagrees with the loaded table: the header check
+    /// refuses a count above the slots, so a filter must never save one (found
+    /// by fuzzing: LOADCHUNK a header claiming a full table, add, save, and the
+    /// payload no longer loaded).
+    fn count_insert(&mut self) {
+        self.num_items = self.num_items.saturating_add(1).min(self.total_slots());
     }
 
     /// Adds an item unless it tests present (CF.ADDNX): `Ok(false)` = present.
@@ -996,6 +1005,9 @@ impl CuckooFilter {
             budget = budget.saturating_sub(1);
             if occupied == 0 && k.saturating_add(1) == self.subs.len() {
                 self.subs.pop();
+                // Fewer slots: keep a loaded count that disagrees with the table
+                // loadable (see `count_insert`).
+                self.num_items = self.num_items.min(self.total_slots());
             } else if occupied != 0 && !c.cont {
                 self.finish_pass();
                 return true;
@@ -2083,5 +2095,34 @@ mod tests {
             snapshot(&f)
         };
         assert_eq!(build(), build());
+    }
+
+    /// A loaded header may claim more items than the table holds (LOADCHUNK or
+    /// RESTORE of a crafted payload); adding to it or compacting it must still
+    /// leave a filter whose own payload loads again.
+    #[test]
+    fn lying_item_count_stays_loadable() {
+        let f = CuckooFilter::new(&params(64, 2, 2, 8), NOCAP).unwrap();
+        let mut h = f.encode_header();
+        let slots = f.total_slots();
+        h[32..40].copy_from_slice(&slots.to_le_bytes());
+        let mut f = CuckooFilter::from_header(&h, NOCAP).unwrap();
+        assert_eq!(f.num_items(), slots);
+        f.insert(&hash_item(b"x"), 16, NOCAP).unwrap();
+        assert_eq!(f.num_items(), slots);
+        assert!(CuckooFilter::from_header(&f.encode_header(), NOCAP).is_ok());
+        // Grow, then let compaction drop the emptied newest sub-filter.
+        let mut f = CuckooFilter::from_header(&h, NOCAP).unwrap();
+        for i in 0..200 {
+            f.insert(&hash_item(&key(3, i)), 16, NOCAP).unwrap();
+        }
+        assert!(f.num_filters() > 1);
+        let big = f.num_items();
+        for i in 0..200 {
+            f.delete(&hash_item(&key(3, i)));
+        }
+        f.compact();
+        assert!(f.num_items() <= f.total_slots() && f.num_items() <= big);
+        assert!(CuckooFilter::from_header(&f.encode_header(), NOCAP).is_ok());
     }
 }

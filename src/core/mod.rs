@@ -6,3 +6,4 @@ pub mod bits;
 pub mod bloom;
 pub mod cuckoo;
 pub mod hash;
+pub mod payload;

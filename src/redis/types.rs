@@ -29,6 +29,7 @@ use super::config;
 use super::guard::{guard, guard_persist};
 use crate::core::bloom::BloomChain;
 use crate::core::cuckoo::CuckooFilter;
+use crate::core::payload::{load_payload, Payload};
 
 /// ferrobloom's RDB encoding version for both types.
 pub const ENCVER: c_int = 5;
@@ -36,8 +37,8 @@ pub const ENCVER: c_int = 5;
 pub static BLOOM: ModuleType<BloomChain> = ModuleType::new();
 pub static CUCKOO: ModuleType<CuckooFilter> = ModuleType::new();
 
-/// What the data-type callbacks need from a filter.
-pub trait FilterValue: Sized {
+/// What the data-type callbacks need from a filter (loading is [`Payload`]).
+pub trait FilterValue: Payload {
     /// RedisBloom's type name (9 characters).
     const TYPE_NAME: &'static CStr;
     /// The command that loads SCANDUMP chunks (AOF rewrite emits it).
@@ -45,14 +46,6 @@ pub trait FilterValue: Sized {
     fn header(&self) -> Vec<u8>;
     /// Visits the SCANDUMP data chunks in order (linear time).
     fn for_each_chunk(&self, f: impl FnMut(i64, &[u8]));
-    /// Fills the data from chunks in SCANDUMP order (linear time).
-    fn fill_chunks(
-        &mut self,
-        read: impl FnMut(&mut [u8]) -> Result<(), String>,
-    ) -> Result<(), String>;
-    /// Validates a header and allocates the zeroed filter it describes;
-    /// `trusted` (loading) applies the hard ceilings only, not configured limits.
-    fn from_header(bytes: &[u8], trusted: bool) -> Result<Self, String>;
     fn mem_usage(&self) -> usize;
     fn try_clone(&self) -> Option<Self>;
 }
@@ -65,15 +58,6 @@ impl FilterValue for BloomChain {
     }
     fn for_each_chunk(&self, f: impl FnMut(i64, &[u8])) {
         BloomChain::for_each_chunk(self, f)
-    }
-    fn fill_chunks(
-        &mut self,
-        read: impl FnMut(&mut [u8]) -> Result<(), String>,
-    ) -> Result<(), String> {
-        BloomChain::fill_chunks(self, read)
-    }
-    fn from_header(bytes: &[u8], trusted: bool) -> Result<Self, String> {
-        BloomChain::from_header(bytes, &config::bloom_limits(trusted)).map_err(|e| format!("{e:?}"))
     }
     fn mem_usage(&self) -> usize {
         BloomChain::mem_usage(self) as usize
@@ -91,16 +75,6 @@ impl FilterValue for CuckooFilter {
     }
     fn for_each_chunk(&self, f: impl FnMut(i64, &[u8])) {
         CuckooFilter::for_each_chunk(self, f)
-    }
-    fn fill_chunks(
-        &mut self,
-        read: impl FnMut(&mut [u8]) -> Result<(), String>,
-    ) -> Result<(), String> {
-        CuckooFilter::fill_chunks(self, read)
-    }
-    fn from_header(bytes: &[u8], trusted: bool) -> Result<Self, String> {
-        CuckooFilter::from_header(bytes, config::max_filter_bytes(trusted))
-            .map_err(|e| e.to_string())
     }
     fn mem_usage(&self) -> usize {
         CuckooFilter::mem_usage(self)
@@ -161,6 +135,12 @@ pub fn create_types(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
 struct RdbBuffer {
     ptr: *mut c_char,
     len: usize,
+}
+
+impl AsRef<[u8]> for RdbBuffer {
+    fn as_ref(&self) -> &[u8] {
+        self.bytes()
+    }
 }
 
 impl RdbBuffer {
@@ -230,21 +210,11 @@ fn trusted_payload(rdb: *mut raw::RedisModuleIO) -> bool {
             != 0
 }
 
-/// Reads a filter in encoding version 5.
+/// Reads a filter in encoding version 5 (the same code the fuzz targets run);
+/// a trusted payload is held to the hard ceilings only, not configured limits.
 fn load<T: FilterValue>(rdb: *mut raw::RedisModuleIO) -> Result<T, String> {
-    let header = RdbBuffer::load(rdb).ok_or("truncated payload (header)")?;
-    let mut value = T::from_header(header.bytes(), trusted_payload(rdb))
-        .map_err(|e| format!("invalid header: {e}"))?;
-    drop(header);
-    value.fill_chunks(|dst| {
-        let buf = RdbBuffer::load(rdb).ok_or("truncated payload (data)")?;
-        if buf.bytes().len() != dst.len() {
-            return Err("data length does not match the header".into());
-        }
-        dst.copy_from_slice(buf.bytes());
-        Ok(())
-    })?;
-    Ok(value)
+    let limits = config::bloom_limits(trusted_payload(rdb));
+    load_payload::<T, _>(&limits, || RdbBuffer::load(rdb))
 }
 
 extern "C" fn rdb_load<T: FilterValue>(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {

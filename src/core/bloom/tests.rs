@@ -491,3 +491,37 @@ fn false_positive_rate_stays_below_requested() {
     }
     println!("| layout | error | capacity | mode | fill | links | measured FPR | bits/item |\n|---|---|---|---|---|---|---|---|\n{report}");
 }
+
+/// A crafted header can give links capacities their bits do not bound, so the
+/// total item count could reach `u64::MAX`; adding must then fail instead of
+/// wrapping the count, and the filter stays loadable (before, the total
+/// wrapped and the next save no longer loaded; found writing the fuzz targets).
+#[test]
+fn item_count_never_wraps() {
+    let c = BloomChain::new(8, 0.01, 2, &Limits::default()).unwrap();
+    let mut hdr = c.encode_header();
+    let record = hdr[HEADER_FIXED..].to_vec();
+    hdr.extend_from_slice(&record);
+    hdr[20..24].copy_from_slice(&2u32.to_le_bytes());
+    let set = |hdr: &mut Vec<u8>, link: usize, entries: u64, items: u64| {
+        let o = HEADER_FIXED + LINK_RECORD * link;
+        hdr[o..o + 8].copy_from_slice(&entries.to_le_bytes());
+        hdr[o + 8..o + 16].copy_from_slice(&items.to_le_bytes());
+    };
+    set(&mut hdr, 0, u64::MAX - 3, u64::MAX - 3);
+    set(&mut hdr, 1, 100, 0);
+    hdr[8..16].copy_from_slice(&(u64::MAX - 3).to_le_bytes());
+    let limits = Limits::default();
+    let mut c = BloomChain::from_header(&hdr, &limits).unwrap();
+    let mut added = 0;
+    for i in 0..10 {
+        match c.add(&h(&format!("x{i}")), &limits) {
+            Ok(true) => added += 1,
+            Ok(false) => {}
+            Err(e) => assert_eq!(e, BloomError::Full),
+        }
+    }
+    assert_eq!(added, 3);
+    assert_eq!(c.items(), u64::MAX);
+    assert!(BloomChain::from_header(&c.encode_header(), &limits).is_ok());
+}
