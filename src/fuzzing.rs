@@ -23,7 +23,7 @@
 use crate::cmd::bf::{self as cbf, BloomDefaults, InfoField};
 use crate::cmd::cf::{self as ccf, CuckooDefaults};
 use crate::cmd::parse::{is_keyword, parse_f64, parse_i64, ArgList};
-use crate::core::bloom::{BloomChain, Limits, MAX_LINKS_CEILING};
+use crate::core::bloom::{BloomChain, BloomLayout, Limits, MAX_LINKS_CEILING};
 use crate::core::cuckoo::{hash_item, CuckooFilter};
 use crate::core::hash::ItemHash;
 use crate::core::payload::load_payload;
@@ -460,11 +460,13 @@ const BLOOM_DEFAULTS: [BloomDefaults; 2] = [
         error: 0.01,
         capacity: 100,
         expansion: 2,
+        layout: BloomLayout::Classic,
     },
     BloomDefaults {
         error: 0.25,
         capacity: 1 << 30,
         expansion: 0,
+        layout: BloomLayout::Blocked,
     },
 ];
 const CUCKOO_DEFAULTS: [CuckooDefaults; 2] = [
