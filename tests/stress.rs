@@ -7,9 +7,10 @@
 //! to 32 hostile keys, pipelined in batches. Any reply, success or error, is fine. What is
 //! checked:
 //!
-//! - after every batch the server answers PING, and two control filters (`ctl:bf`, `ctl:cf`)
-//!   that no hostile command names still hold every item ever added to them (items are added
-//!   at the start and inside every batch, interleaved with the hostile commands);
+//! - after every batch the server answers PING, and (after every batch, or every 1,000
+//!   commands with smaller batches) two control filters (`ctl:bf`, `ctl:cf`) that no hostile
+//!   command names still hold every item ever added to them (items are added at the start
+//!   and inside every batch, interleaved with the hostile commands);
 //! - every `DEBUG RELOAD` (every `RELOAD_EVERY` batches) succeeds and leaves `DEBUG DIGEST`
 //!   unchanged, so whatever hostile state got stored round-trips through RDB; at the end the
 //!   same holds across `SHUTDOWN SAVE` + a new process;
@@ -25,7 +26,8 @@
 //!   short form `make test` runs; `make stress` sends 1,000,000);
 //! - `FERROBLOOM_STRESS_SEED`: generator seed (default fixed, so a failure reproduces);
 //! - `FERROBLOOM_STRESS_BATCH`: commands per pipeline (default 1,000);
-//! - `FERROBLOOM_STRESS_RELOAD_EVERY`: batches between DEBUG RELOADs (default 20).
+//! - `FERROBLOOM_STRESS_RELOAD_EVERY`: batches between DEBUG RELOADs (default 20);
+//! - `FERROBLOOM_STRESS_VERBOSE=1`: also print the error replies by command and text.
 //!
 //! Under valgrind (`make stress VALGRIND=1`), `REDIS_SERVER` points at a wrapper script and
 //! `FERROBLOOM_START_TIMEOUT_SECS` gives the slow start more time.
@@ -40,7 +42,7 @@ use common::rdb::{rdb_len, seal, ModulePayload};
 use common::*;
 use redis::{Connection, Value};
 
-const DEFAULT_COMMANDS: u64 = 30_000;
+const DEFAULT_COMMANDS: u64 = 100_000;
 const DEFAULT_BATCH: u64 = 1_000;
 const DEFAULT_RELOAD_EVERY: u64 = 20;
 const DEFAULT_SEED: u64 = 0x5eed_b10f_c0ff_ee01;
@@ -51,9 +53,10 @@ const HOSTILE_KEYS: usize = 32;
 const MAX_FILTER_MEMORY: u64 = 32 << 20;
 const CONTROL_BF: &[u8] = b"ctl:bf";
 const CONTROL_CF: &[u8] = b"ctl:cf";
-/// Control items added before the run, and per batch during it (to each control filter).
+/// Control items added before the run, and per 1,000 hostile commands during it (to each
+/// control filter). The control filters are checked at least every 1,000 commands.
 const CONTROL_INITIAL: usize = 2_000;
-const CONTROL_PER_BATCH: usize = 4;
+const CONTROL_PER_1000: u64 = 4;
 const MIB: usize = 1 << 20;
 /// One item in this many is a big one (about 1 MiB).
 const BIG_ITEM_ONE_IN: u64 = 5_000;
@@ -271,6 +274,8 @@ fn capacity(r: &mut Rng) -> Vec<u8> {
         0..=11 => r.range(1, 2_000).to_string().into_bytes(),
         12..=14 => r.range(2_000, 200_000).to_string().into_bytes(),
         15 => r.range(200_000, 4_000_000).to_string().into_bytes(),
+        // Around the per-filter memory cap (about 27M items at 1% in 32 MiB).
+        16 if r.one_in(10) => r.range(4_000_000, 60_000_000).to_string().into_bytes(),
         _ => number(r),
     }
 }
@@ -292,11 +297,20 @@ struct Gen {
     /// Module type ids (BF, CF) and the RDB version trailer, from real DUMPs.
     module_ids: [u64; 2],
     rdb_version: [u8; 2],
+    /// The filter type (0 BF, 1 CF) of the command being generated, if any.
+    bias: Option<usize>,
 }
 
 impl Gen {
+    /// A hostile key. While generating a BF (CF) command, 70% of the keys come from the
+    /// first (second) half of the keyspace, so that the two halves tend to hold filters of one
+    /// type each and commands get past the type check more often than not.
     fn key(&mut self) -> Vec<u8> {
-        hostile_key(self.r.index(HOSTILE_KEYS))
+        let half = HOSTILE_KEYS / 2;
+        match self.bias {
+            Some(t) if self.r.percent(70) => hostile_key(t * half + self.r.index(half)),
+            _ => hostile_key(self.r.index(HOSTILE_KEYS)),
+        }
     }
 
     fn item(&mut self) -> Vec<u8> {
@@ -628,7 +642,13 @@ impl Gen {
     /// One hostile command (or a few, for multi-step shapes). Everything goes to the hostile
     /// keys; nothing here can name a control key.
     fn hostile(&mut self, out: &mut Vec<Vec<Vec<u8>>>) {
-        let a: Vec<Vec<u8>> = match self.r.below(100) {
+        let arm = self.r.below(100);
+        self.bias = match arm {
+            0..=34 => Some(0),
+            35..=70 => Some(1),
+            _ => None,
+        };
+        let a: Vec<Vec<u8>> = match arm {
             0..=3 => self.bf_reserve(),
             4..=8 => self.key_item("BF.ADD"),
             9..=12 => self.key_items("BF.MADD"),
@@ -691,7 +711,7 @@ impl Gen {
                     _ => b"0".to_vec(),
                 });
                 a.push(self.restore_payload());
-                if self.r.percent(60) {
+                if self.r.percent(85) {
                     a.push(b"REPLACE".to_vec());
                 }
                 a
@@ -988,19 +1008,72 @@ fn env_u64(name: &str, default: u64) -> u64 {
     }
 }
 
-fn reply_ok(v: &Value) -> bool {
-    !matches!(v, Value::ServerError(_))
-}
-
 #[derive(Default)]
 struct Stats {
     /// Per command name: (sent, error replies).
     per_command: BTreeMap<String, (u64, u64)>,
+    /// Per (command name, error text): count (printed with FERROBLOOM_STRESS_VERBOSE=1).
+    error_texts: BTreeMap<(String, String), u64>,
     hostile: u64,
     errors: u64,
     batches: u64,
     reloads: u64,
     max_used: u64,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Regressions found by the stress test
+// ---------------------------------------------------------------------------------------------
+
+/// A CF.LOADCHUNK header may claim more items than its (empty) tables hold; CF.ADD then
+/// pushed the count past the slot total, and the filter's own RDB payload was refused on
+/// load: COPY failed ("module key failed to copy") and DEBUG RELOAD lost the dataset.
+#[test]
+fn cf_lying_item_count_survives_copy_and_reload() {
+    let s = Server::start();
+    let mut con = s.conn();
+    assert_eq!(
+        raw(
+            &mut con,
+            &[
+                b"CF.RESERVE",
+                b"src",
+                b"4",
+                b"BUCKETSIZE",
+                b"2",
+                b"EXPANSION",
+                b"1"
+            ]
+        ),
+        Value::Okay
+    );
+    let Value::Array(a) = raw(&mut con, &[b"CF.SCANDUMP", b"src", b"0"]) else {
+        panic!("CF.SCANDUMP")
+    };
+    let Some(Value::BulkString(mut h)) = a.get(1).cloned() else {
+        panic!("header: {a:?}")
+    };
+    // 2 buckets of 2 slots; the header claims all 4 are taken.
+    assert_eq!(common::rdb::get_u64(&h, 24), 2, "base buckets");
+    common::rdb::put_u64(&mut h, 32, 4);
+    assert_eq!(
+        raw(&mut con, &[b"CF.LOADCHUNK", b"k", b"1", &h]),
+        Value::Okay
+    );
+    assert_eq!(raw(&mut con, &[b"CF.ADD", b"k", b"x"]), Value::Int(1));
+    assert_eq!(raw(&mut con, &[b"COPY", b"k", b"k2"]), Value::Int(1));
+    assert_eq!(raw(&mut con, &[b"DEBUG", b"RELOAD"]), Value::Okay);
+    for k in [b"k".as_slice(), b"k2"] {
+        assert_eq!(raw(&mut con, &[b"CF.EXISTS", k, b"x"]), Value::Int(1));
+    }
+    let Value::Array(info) = raw(&mut con, &[b"CF.INFO", b"k"]) else {
+        panic!("CF.INFO")
+    };
+    assert_eq!(
+        info.get(7),
+        Some(&Value::Int(4)),
+        "count capped at the slots: {info:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1013,6 +1086,8 @@ fn stress_hostile_commands_against_a_live_server() {
     let seed = env_u64("FERROBLOOM_STRESS_SEED", DEFAULT_SEED);
     let batch = env_u64("FERROBLOOM_STRESS_BATCH", DEFAULT_BATCH).max(1);
     let reload_every = env_u64("FERROBLOOM_STRESS_RELOAD_EVERY", DEFAULT_RELOAD_EVERY).max(1);
+    let verbose = env_u64("FERROBLOOM_STRESS_VERBOSE", 0) != 0;
+    let check_every = (1_000 / batch).max(1);
     eprintln!(
         "stress: {total} hostile commands, seed {seed:#x}, batches of {batch}, DEBUG RELOAD \
          every {reload_every} batches"
@@ -1053,6 +1128,7 @@ fn stress_hostile_commands_against_a_live_server() {
         pool: Pool::default(),
         module_ids: [0, 0],
         rdb_version: [0, 0],
+        bias: None,
     };
 
     // Control filters.
@@ -1145,7 +1221,9 @@ fn stress_hostile_commands_against_a_live_server() {
         let mut hostile_idx: Vec<bool> = Vec::with_capacity(n as usize + 16);
         let mut produced = 0u64;
         // Control adds go at random positions among the hostile commands.
-        let control_at: BTreeSet<u64> = (0..CONTROL_PER_BATCH).map(|_| g.r.below(n)).collect();
+        let added = (control_n - CONTROL_INITIAL) as u64;
+        let per_batch = ((sent + n) * CONTROL_PER_1000 / 1_000).saturating_sub(added);
+        let control_at: BTreeSet<u64> = (0..per_batch).map(|_| g.r.below(n)).collect();
         let mut control_items = Vec::new();
         while produced < n {
             if control_at.contains(&produced) && control_items.len() < control_at.len() {
@@ -1181,20 +1259,23 @@ fn stress_hostile_commands_against_a_live_server() {
         for ((c, v), hostile) in cmds.iter().zip(&replies).zip(&hostile_idx) {
             if *hostile {
                 let name = String::from_utf8_lossy(&c[0]).to_lowercase();
-                let e = st.per_command.entry(name).or_default();
+                let e = st.per_command.entry(name.clone()).or_default();
                 e.0 += 1;
                 st.hostile += 1;
-                if !reply_ok(v) {
+                if let Some(text) = value_err_text(v) {
                     e.1 += 1;
                     st.errors += 1;
+                    if verbose {
+                        let text: String = text.chars().take(70).collect();
+                        *st.error_texts.entry((name, text)).or_default() += 1;
+                    }
                 }
             } else {
                 // Control adds: BF.ADD answers 0 or 1 (0 on a false positive), CF.ADD 1.
-                let ok = match (&c[0][..], v) {
-                    (b"BF.ADD", Value::Int(0 | 1)) => true,
-                    (b"CF.ADD", Value::Int(1)) => true,
-                    _ => false,
-                };
+                let ok = matches!(
+                    (&c[0][..], v),
+                    (b"BF.ADD", Value::Int(0 | 1)) | (b"CF.ADD", Value::Int(1))
+                );
                 assert!(
                     ok,
                     "control add {:?} in batch {}: {v:?}",
@@ -1209,7 +1290,9 @@ fn stress_hostile_commands_against_a_live_server() {
 
         let when = format!("after batch {} ({sent} commands)", st.batches);
         ping(&mut con, &when);
-        check_controls(&mut con, control_n, &when);
+        if st.batches % check_every == 0 || sent >= total {
+            check_controls(&mut con, control_n, &when);
+        }
         let (used, _) = used_memory(&mut con);
         st.max_used = st.max_used.max(used);
         assert!(
@@ -1272,6 +1355,12 @@ fn stress_hostile_commands_against_a_live_server() {
     eprintln!("stress: per command (sent / error replies):");
     for (name, (n, e)) in &st.per_command {
         eprintln!("  {name:<16} {n:>9} {e:>9}");
+    }
+    if verbose {
+        eprintln!("stress: error replies by command and text:");
+        for ((name, text), n) in &st.error_texts {
+            eprintln!("  {name:<14} {n:>8}  {text}");
+        }
     }
     eprintln!(
         "stress: {} hostile commands sent ({} error replies), {} batches, {} DEBUG RELOADs, \
