@@ -26,7 +26,7 @@
 //!   short form `make test` runs; `make stress` sends 1,000,000);
 //! - `FERROBLOOM_STRESS_SEED`: generator seed (default fixed, so a failure reproduces);
 //! - `FERROBLOOM_STRESS_BATCH`: commands per pipeline (default 1,000);
-//! - `FERROBLOOM_STRESS_RELOAD_EVERY`: batches between DEBUG RELOADs (default 20);
+//! - `FERROBLOOM_STRESS_RELOAD_EVERY`: batches between checked DEBUG RELOADs (default 10);
 //! - `FERROBLOOM_STRESS_VERBOSE=1`: also print the error replies by command and text.
 //!
 //! Under valgrind (`make stress VALGRIND=1`), `REDIS_SERVER` points at a wrapper script and
@@ -44,7 +44,7 @@ use redis::{Connection, Value};
 
 const DEFAULT_COMMANDS: u64 = 100_000;
 const DEFAULT_BATCH: u64 = 1_000;
-const DEFAULT_RELOAD_EVERY: u64 = 20;
+const DEFAULT_RELOAD_EVERY: u64 = 10;
 const DEFAULT_SEED: u64 = 0x5eed_b10f_c0ff_ee01;
 
 const HOSTILE_KEYS: usize = 32;
@@ -531,12 +531,13 @@ impl Gen {
     }
 
     /// A RESTORE payload: a real DUMP (untouched or mutated, always resealed with a correct
-    /// CRC so it reaches the module's loader), a synthetic module value, or garbage.
-    fn restore_payload(&mut self) -> Vec<u8> {
+    /// CRC so it reaches the module's loader), a synthetic module value, or garbage; and
+    /// whether it is an untouched DUMP (which RESTORE must accept).
+    fn restore_payload(&mut self) -> (Vec<u8>, bool) {
         let t = self.r.index(2);
         let have = !self.pool.dumps[t].is_empty();
-        match self.r.below(20) {
-            0..=2 if have => self.pool_dump(t).encode(),
+        let payload = match self.r.below(20) {
+            0..=2 if have => return (self.pool_dump(t).encode(), true),
             3..=12 if have => {
                 let mut p = self.pool_dump(t);
                 for _ in 0..self.r.range(1, 2) {
@@ -590,7 +591,8 @@ impl Gen {
                 let n = self.r.index(100);
                 self.r.bytes(n)
             }
-        }
+        };
+        (payload, false)
     }
 
     fn pool_dump(&mut self, t: usize) -> ModulePayload {
@@ -639,9 +641,11 @@ impl Gen {
         }
     }
 
-    /// One hostile command (or a few, for multi-step shapes). Everything goes to the hostile
-    /// keys; nothing here can name a control key.
-    fn hostile(&mut self, out: &mut Vec<Vec<Vec<u8>>>) {
+    /// One hostile command (or a few, for multi-step shapes), each with whether it must
+    /// succeed whatever state the keys are in. Everything goes to the hostile keys; nothing
+    /// here can name a control key.
+    fn hostile(&mut self, out: &mut Vec<(Vec<Vec<u8>>, bool)>) {
+        let mut strict = false;
         let arm = self.r.below(100);
         self.bias = match arm {
             0..=34 => Some(0),
@@ -700,20 +704,26 @@ impl Gen {
             76 => {
                 // A list (bounded: recreated, never appended to).
                 let k = self.key();
-                out.push(vec![b"DEL".to_vec(), k.clone()]);
+                out.push((vec![b"DEL".to_vec(), k.clone()], true));
                 vec![b"RPUSH".to_vec(), k, b"a".to_vec(), b"b".to_vec()]
             }
             77..=84 => {
                 let mut a = vec![b"RESTORE".to_vec(), self.key()];
-                a.push(match self.r.below(20) {
+                let ttl = match self.r.below(20) {
                     0 => b"-1".to_vec(),
                     1 => b"abc".to_vec(),
                     _ => b"0".to_vec(),
-                });
-                a.push(self.restore_payload());
-                if self.r.percent(85) {
+                };
+                let ttl_ok = ttl == b"0";
+                a.push(ttl);
+                let (payload, exact) = self.restore_payload();
+                a.push(payload);
+                let replace = self.r.percent(85);
+                if replace {
                     a.push(b"REPLACE".to_vec());
                 }
+                // What the module wrote, it reads back (same server, same limits).
+                strict = exact && ttl_ok && replace;
                 a
             }
             85 | 86 => {
@@ -724,10 +734,18 @@ impl Gen {
                 a
             }
             87 => vec![b"RENAME".to_vec(), self.key(), self.key()],
-            88 | 89 => vec![b"DUMP".to_vec(), self.key()],
-            90 => vec![b"MEMORY".to_vec(), b"USAGE".to_vec(), self.key()],
-            91 => vec![b"DEBUG".to_vec(), b"DIGEST-VALUE".to_vec(), self.key()],
-            92 => vec![b"TYPE".to_vec(), self.key()],
+            88..=92 => {
+                // Callbacks on whatever state the key holds: none may fail. Now and then the
+                // whole dataset goes through RDB in the middle of a batch.
+                strict = true;
+                match arm {
+                    88 | 89 => vec![b"DUMP".to_vec(), self.key()],
+                    90 => vec![b"MEMORY".to_vec(), b"USAGE".to_vec(), self.key()],
+                    91 => vec![b"DEBUG".to_vec(), b"DIGEST-VALUE".to_vec(), self.key()],
+                    _ if self.r.one_in(40) => vec![b"DEBUG".to_vec(), b"RELOAD".to_vec()],
+                    _ => vec![b"TYPE".to_vec(), self.key()],
+                }
+            }
             _ => {
                 // Any module command on a hostile key, the other arguments all hostile.
                 let name = self
@@ -744,9 +762,9 @@ impl Gen {
         };
         let module_command = a[0].starts_with(b"BF.") || a[0].starts_with(b"CF.");
         if module_command {
-            out.push(self.damage(a));
+            out.push((self.damage(a), false));
         } else {
-            out.push(a);
+            out.push((a, strict));
         }
     }
 
@@ -1008,6 +1026,31 @@ fn env_u64(name: &str, default: u64) -> u64 {
     }
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Any reply is fine.
+    Hostile,
+    /// Hostile, but must not fail (callbacks on any state; RESTORE of an untouched DUMP).
+    Strict,
+    /// A control-filter add.
+    Control,
+}
+
+/// A command for a failure message (long arguments cut).
+fn show(c: &[Vec<u8>]) -> String {
+    c.iter()
+        .map(|a| {
+            let t = String::from_utf8_lossy(&a[..a.len().min(60)]).into_owned();
+            if a.len() > 60 {
+                format!("{t:?}..({} bytes)", a.len())
+            } else {
+                format!("{t:?}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[derive(Default)]
 struct Stats {
     /// Per command name: (sent, error replies).
@@ -1218,7 +1261,9 @@ fn stress_hostile_commands_against_a_live_server() {
     while sent < total {
         let n = batch.min(total - sent);
         let mut cmds: Vec<Vec<Vec<u8>>> = Vec::with_capacity(n as usize + 16);
-        let mut hostile_idx: Vec<bool> = Vec::with_capacity(n as usize + 16);
+        // Per command: hostile (any reply), strict (hostile, must not fail), or control.
+        let mut kinds: Vec<Kind> = Vec::with_capacity(n as usize + 16);
+        let mut generated = Vec::new();
         let mut produced = 0u64;
         // Control adds go at random positions among the hostile commands.
         let added = (control_n - CONTROL_INITIAL) as u64;
@@ -1230,13 +1275,15 @@ fn stress_hostile_commands_against_a_live_server() {
                 let it = control_item(control_n + control_items.len());
                 cmds.push(vec![b"BF.ADD".to_vec(), CONTROL_BF.to_vec(), it.clone()]);
                 cmds.push(vec![b"CF.ADD".to_vec(), CONTROL_CF.to_vec(), it.clone()]);
-                hostile_idx.extend([false, false]);
+                kinds.extend([Kind::Control, Kind::Control]);
                 control_items.push(it);
             }
-            let before = cmds.len();
-            g.hostile(&mut cmds);
-            hostile_idx.resize(cmds.len(), true);
-            produced += (cmds.len() - before) as u64;
+            g.hostile(&mut generated);
+            produced += generated.len() as u64;
+            for (c, strict) in generated.drain(..) {
+                cmds.push(c);
+                kinds.push(if strict { Kind::Strict } else { Kind::Hostile });
+            }
         }
         let mut p = redis::pipe();
         for c in &cmds {
@@ -1256,13 +1303,25 @@ fn stress_hostile_commands_against_a_live_server() {
             )
         });
         assert_eq!(replies.len(), cmds.len());
-        for ((c, v), hostile) in cmds.iter().zip(&replies).zip(&hostile_idx) {
-            if *hostile {
+        for ((c, v), kind) in cmds.iter().zip(&replies).zip(&kinds) {
+            if *kind != Kind::Control {
                 let name = String::from_utf8_lossy(&c[0]).to_lowercase();
                 let e = st.per_command.entry(name.clone()).or_default();
                 e.0 += 1;
                 st.hostile += 1;
                 if let Some(text) = value_err_text(v) {
+                    let allowed = match (*kind, &c[0][..]) {
+                        (Kind::Strict, _) => false,
+                        // COPY fails only for a copy onto itself, never in the module.
+                        (_, b"COPY") => text == "ERR source and destination objects are the same",
+                        _ => true,
+                    };
+                    assert!(
+                        allowed,
+                        "batch {} (seed {seed:#x}): {} answered {text}",
+                        st.batches,
+                        show(c)
+                    );
                     e.1 += 1;
                     st.errors += 1;
                     if verbose {
