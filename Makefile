@@ -94,8 +94,8 @@ stress:
 	  command -v valgrind >/dev/null || { echo "stress: valgrind missing (apt-get install valgrind)" >&2; exit 1; }; \
 	  vgdir=$$(mktemp -d "$${TMPDIR:-/tmp}/fb-valgrind.XXXXXX"); \
 	  echo "stress: valgrind logs in $$vgdir"; \
-	  FERROBLOOM_VALGRIND_DIR="$$vgdir" REDIS_SERVER="$(CURDIR)/scripts/valgrind-redis-server.sh" \
 	  status=0; \
+	  FERROBLOOM_VALGRIND_DIR="$$vgdir" REDIS_SERVER="$(CURDIR)/scripts/valgrind-redis-server.sh" \
 	  FERROBLOOM_START_TIMEOUT_SECS=300 FERROBLOOM_STRESS_COMMANDS=$(or $(STRESS_COMMANDS),20000) \
 	    $(CARGO) test --release --test stress -- --nocapture --test-threads=1 || status=1; \
 	  $(PYTHON) scripts/valgrind_check.py "$$vgdir"/vg.*.log || status=1; \

@@ -25,6 +25,11 @@ def blocks(lines):
 
 
 def main(paths):
+    import os
+    paths = [p for p in paths if os.path.isfile(p)]
+    if not paths:
+        print("valgrind: no logs (did any server start under valgrind?)")
+        return 1
     bad = 0
     for path in paths:
         with open(path, errors="replace") as f:

@@ -1073,7 +1073,7 @@ struct Stats {
 /// load: COPY failed ("module key failed to copy") and DEBUG RELOAD lost the dataset.
 #[test]
 fn cf_lying_item_count_survives_copy_and_reload() {
-    let s = Server::start();
+    let mut s = Server::start();
     let mut con = s.conn();
     assert_eq!(
         raw(
@@ -1117,6 +1117,9 @@ fn cf_lying_item_count_survives_copy_and_reload() {
         Some(&Value::Int(4)),
         "count capped at the slots: {info:?}"
     );
+    // Graceful stop: under valgrind (`make stress VALGRIND=1`) this writes the leak summary.
+    drop(con);
+    s.stop(Stop::ShutdownNoSave);
 }
 
 // ---------------------------------------------------------------------------------------------
