@@ -299,6 +299,8 @@ struct Gen {
     rdb_version: [u8; 2],
     /// The filter type (0 BF, 1 CF) of the command being generated, if any.
     bias: Option<usize>,
+    /// Items of 1 MiB or more generated.
+    big_items: u64,
 }
 
 impl Gen {
@@ -322,6 +324,7 @@ impl Gen {
                 5 | 6 => MIB + 1,
                 _ => 4 * MIB,
             };
+            self.big_items += 1;
             let mut v = self.big[..len].to_vec();
             v[..8].copy_from_slice(&r.next().to_le_bytes());
             return v;
@@ -1175,6 +1178,7 @@ fn stress_hostile_commands_against_a_live_server() {
         module_ids: [0, 0],
         rdb_version: [0, 0],
         bias: None,
+        big_items: 0,
     };
 
     // Control filters.
@@ -1430,12 +1434,14 @@ fn stress_hostile_commands_against_a_live_server() {
     }
     eprintln!(
         "stress: {} hostile commands sent ({} error replies), {} batches, {} DEBUG RELOADs, \
-         {} control items checked in each filter, 0 lost, 0 crashes; used_memory max {:.1} MiB \
+         {} items of 1 MiB or more, {} control items checked in each filter, 0 lost, 0 crashes; \
+         used_memory max {:.1} MiB \
          (bound {:.0} MiB), used_memory_peak {:.1} MiB; elapsed {:.1} s",
         st.hostile,
         st.errors,
         st.batches,
         st.reloads,
+        g.big_items,
         control_n,
         st.max_used as f64 / MIB as f64,
         memory_bound() as f64 / MIB as f64,
