@@ -86,8 +86,9 @@ fuzz:
 
 # tests/stress.rs against a live server, release build: 1,000,000 hostile commands
 # (STRESS_COMMANDS=n to change). VALGRIND=1: redis-server under valgrind memcheck
-# (20,000 commands by default, valgrind is 20-50x slower); fails if the test fails or if
-# valgrind reports an error or definite leak whose stack points into ferrobloom.
+# (100,000 commands by default, about a minute; valgrind is 10-20x slower); fails if the
+# test fails or if valgrind reports an error or definite leak whose stack points into
+# ferrobloom.
 stress:
 	@set -e; \
 	if [ "$(VALGRIND)" = 1 ]; then \
@@ -96,7 +97,7 @@ stress:
 	  echo "stress: valgrind logs in $$vgdir"; \
 	  status=0; \
 	  FERROBLOOM_VALGRIND_DIR="$$vgdir" REDIS_SERVER="$(CURDIR)/scripts/valgrind-redis-server.sh" \
-	  FERROBLOOM_START_TIMEOUT_SECS=300 FERROBLOOM_STRESS_COMMANDS=$(or $(STRESS_COMMANDS),20000) \
+	  FERROBLOOM_START_TIMEOUT_SECS=300 FERROBLOOM_STRESS_COMMANDS=$(or $(STRESS_COMMANDS),100000) \
 	    $(CARGO) test --release --test stress -- --nocapture --test-threads=1 || status=1; \
 	  $(PYTHON) scripts/valgrind_check.py "$$vgdir"/vg.*.log || status=1; \
 	  exit $$status; \
