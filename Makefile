@@ -121,5 +121,24 @@ fuzz:
 	  fi; \
 	done
 
+# tests/stress.rs against a live server, release build: 1,000,000 hostile commands
+# (STRESS_COMMANDS=n to change). VALGRIND=1: redis-server under valgrind memcheck
+# (100,000 commands by default, about a minute; valgrind is 10-20x slower); fails if the
+# test fails or if valgrind reports an error or definite leak whose stack points into
+# ferrobloom.
 stress:
-	@echo "stress: not yet implemented"
+	@set -e; \
+	if [ "$(VALGRIND)" = 1 ]; then \
+	  command -v valgrind >/dev/null || { echo "stress: valgrind missing (apt-get install valgrind)" >&2; exit 1; }; \
+	  vgdir=$$(mktemp -d "$${TMPDIR:-/tmp}/fb-valgrind.XXXXXX"); \
+	  echo "stress: valgrind logs in $$vgdir"; \
+	  status=0; \
+	  FERROBLOOM_VALGRIND_DIR="$$vgdir" REDIS_SERVER="$(CURDIR)/scripts/valgrind-redis-server.sh" \
+	  FERROBLOOM_START_TIMEOUT_SECS=300 FERROBLOOM_STRESS_COMMANDS=$(or $(STRESS_COMMANDS),100000) \
+	    $(CARGO) test --release --test stress -- --nocapture --test-threads=1 || status=1; \
+	  $(PYTHON) scripts/valgrind_check.py "$$vgdir"/vg.*.log || status=1; \
+	  exit $$status; \
+	else \
+	  FERROBLOOM_STRESS_COMMANDS=$(or $(STRESS_COMMANDS),1000000) \
+	    $(CARGO) test --release --test stress -- --nocapture; \
+	fi

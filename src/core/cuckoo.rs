@@ -1068,7 +1068,7 @@ impl CuckooFilter {
     /// | 16 | 4 | number of sub-filters u32, 1..=65536 |
     /// | 20 | 4 | compaction cursor: sub-filter index u32 (< sub-filters; 0 when no pass) |
     /// | 24 | 8 | base bucket count u64 (first sub-filter), non-zero power of two |
-    /// | 32 | 8 | num_items u64, <= total slots |
+    /// | 32 | 8 | num_items u64, <= total slots (written capped at the total) |
     /// | 40 | 8 | num_deletes u64 |
     /// | 48 | 8 | requested error rate, f64 bits; all-zero bits = not given, else in (0, 1) |
     /// | 56 | 8 | compaction cursor: next slot u64 (<= that sub-filter's slots; 0 when no pass) |
@@ -1096,7 +1096,13 @@ impl CuckooFilter {
         h.extend_from_slice(&(self.subs.len() as u32).to_le_bytes());
         h.extend_from_slice(&cf.to_le_bytes());
         h.extend_from_slice(&self.base_buckets.to_le_bytes());
-        h.extend_from_slice(&self.num_items.to_le_bytes());
+        // A count loaded from a header is not checked against the slots it arrives with, so
+        // it can exceed them later (CF.ADD into the free slots of a filter whose header
+        // claimed it full, or compaction freeing sub-filters such a count still covers).
+        // Capped here, so every header this writes passes `from_header`: an RDB payload,
+        // DUMP, COPY or SCANDUMP of any filter always loads back.
+        let items = self.num_items.min(self.total_slots());
+        h.extend_from_slice(&items.to_le_bytes());
         h.extend_from_slice(&self.num_deletes.to_le_bytes());
         h.extend_from_slice(&self.error_rate.map_or(0, f64::to_bits).to_le_bytes());
         h.extend_from_slice(&cs.to_le_bytes());
@@ -1843,6 +1849,41 @@ mod tests {
             }
         }
         println!("{table}");
+    }
+
+    /// Regression (found by tests/stress.rs): a header whose item count claims every slot
+    /// while the tables are empty, then inserts (and a compaction that frees sub-filters):
+    /// the encoded header must still decode, or the filter's own RDB payload is refused.
+    #[test]
+    fn a_lying_item_count_never_makes_an_undecodable_header() {
+        let mut f = CuckooFilter::new(&params(4, 2, 1, 8), NOCAP).unwrap();
+        let slots = f.total_slots();
+        let mut h = f.encode_header();
+        h[32..40].copy_from_slice(&slots.to_le_bytes());
+        f = CuckooFilter::from_header(&h, NOCAP).unwrap();
+        assert_eq!(f.num_items(), slots);
+        for i in 0..slots {
+            f.insert(&hash_item(&i.to_le_bytes()), 32, NOCAP).unwrap();
+        }
+        let h = f.encode_header();
+        let g = CuckooFilter::from_header(&h, NOCAP).unwrap();
+        assert_eq!(g.num_items(), f.total_slots());
+        assert!(f.try_clone(NOCAP).is_ok());
+
+        // Three sub-filters, a count of all their slots, nothing stored: compaction frees
+        // sub-filters 1 and 2, and the count still encodes within the one left.
+        let mut f = CuckooFilter::new(&params(4, 2, 1, 8), NOCAP).unwrap();
+        let mut i = 0u64;
+        while f.num_filters() < 3 {
+            f.insert(&hash_item(&i.to_le_bytes()), 32, NOCAP).unwrap();
+            i += 1;
+        }
+        let mut h = f.encode_header();
+        h[32..40].copy_from_slice(&f.total_slots().to_le_bytes());
+        let mut f = CuckooFilter::from_header(&h, NOCAP).unwrap();
+        f.compact();
+        assert_eq!(f.num_filters(), 1);
+        assert!(CuckooFilter::from_header(&f.encode_header(), NOCAP).is_ok());
     }
 
     #[test]

@@ -16,6 +16,8 @@
 //! - `FERROBLOOM_KEEP_TEST_DIRS=1`: keep every server's dir (rdb, aof, redis.log) after the test
 //! - `REDIS_SERVER`, `REDIS_CLI`, `PYTHON`: binaries to use (default `redis-server`,
 //!   `redis-cli`, `python3` from PATH)
+//! - `FERROBLOOM_START_TIMEOUT_SECS`: how long a server may take to answer PING (default 10;
+//!   raise it for a `REDIS_SERVER` wrapper that runs redis-server under valgrind)
 #![allow(dead_code)]
 
 pub mod cluster;
@@ -41,6 +43,14 @@ use redis::{
 
 /// How long a fresh server may take to answer PING.
 pub const START_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `START_TIMEOUT`, or `FERROBLOOM_START_TIMEOUT_SECS` when set (slow wrappers: valgrind).
+pub fn start_timeout() -> Duration {
+    env::var("FERROBLOOM_START_TIMEOUT_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(START_TIMEOUT, Duration::from_secs)
+}
 /// How long a restarted server may keep answering `-LOADING` (large datasets).
 pub const LOADING_TIMEOUT: Duration = Duration::from_secs(120);
 /// Default timeout of `wait_for_sync` / `wait_for_offset`.
@@ -407,7 +417,7 @@ impl Server {
         loop {
             attempt += 1;
             server.port = free_port();
-            match server.spawn_and_wait(START_TIMEOUT) {
+            match server.spawn_and_wait(start_timeout()) {
                 Ok(()) => return server,
                 Err(StartError::Exited {
                     addr_in_use: true, ..
@@ -682,7 +692,7 @@ impl Server {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            match self.spawn_and_wait(START_TIMEOUT) {
+            match self.spawn_and_wait(start_timeout()) {
                 Ok(()) => return,
                 // Same port required: wait a bit for whoever holds it.
                 Err(StartError::Exited {

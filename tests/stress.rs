@@ -1,0 +1,1469 @@
+//! Bounded stress test against a live server (issue #5, "Reliability").
+//!
+//! A fixed-seed generator sends random BF.* and CF.* commands with hostile arguments
+//! (wrong arity, huge/negative/non-finite/malformed numbers, unknown and duplicated keywords,
+//! empty and 1 MiB items, wrong key types, random and mutated LOADCHUNK data and headers,
+//! random and mutated DUMP payloads with a correct CRC for RESTORE, COPY, RENAME, DEL, ...)
+//! to 32 hostile keys, pipelined in batches. Any reply, success or error, is fine. What is
+//! checked:
+//!
+//! - after every batch the server answers PING, and (after every batch, or every 1,000
+//!   commands with smaller batches) two control filters (`ctl:bf`, `ctl:cf`) that no hostile
+//!   command names still hold every item ever added to them (items are added at the start
+//!   and inside every batch, interleaved with the hostile commands);
+//! - every `DEBUG RELOAD` (every `RELOAD_EVERY` batches) succeeds and leaves `DEBUG DIGEST`
+//!   unchanged, so whatever hostile state got stored round-trips through RDB; at the end the
+//!   same holds across `SHUTDOWN SAVE` + a new process;
+//! - `used_memory` stays below a bound derived from the per-filter memory cap (see
+//!   `memory_bound`), the keyspace holds only the hostile and control keys, and the server
+//!   process is still alive at the end;
+//! - every module command (from `COMMAND LIST FILTERBY MODULE bf`) is generated, and in a long
+//!   enough run each one got both success and error replies (so the generator reaches past
+//!   argument parsing).
+//!
+//! Environment:
+//! - `FERROBLOOM_STRESS_COMMANDS`: hostile commands to send (default `DEFAULT_COMMANDS`, the
+//!   short form `make test` runs; `make stress` sends 1,000,000);
+//! - `FERROBLOOM_STRESS_SEED`: generator seed (default fixed, so a failure reproduces);
+//! - `FERROBLOOM_STRESS_BATCH`: commands per pipeline (default 1,000);
+//! - `FERROBLOOM_STRESS_RELOAD_EVERY`: batches between checked DEBUG RELOADs (default 10);
+//! - `FERROBLOOM_STRESS_VERBOSE=1`: also print the error replies by command and text.
+//!
+//! Under valgrind (`make stress VALGRIND=1`), `REDIS_SERVER` points at a wrapper script and
+//! `FERROBLOOM_START_TIMEOUT_SECS` gives the slow start more time.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::env;
+use std::time::{Duration, Instant};
+
+use common::rdb::{rdb_len, seal, ModulePayload};
+use common::*;
+use redis::{Connection, Value};
+
+const DEFAULT_COMMANDS: u64 = 100_000;
+const DEFAULT_BATCH: u64 = 1_000;
+const DEFAULT_RELOAD_EVERY: u64 = 10;
+const DEFAULT_SEED: u64 = 0x5eed_b10f_c0ff_ee01;
+
+const HOSTILE_KEYS: usize = 32;
+/// `bf.max-filter-memory` of the test server: no single filter (hostile capacities, hostile
+/// LOADCHUNK/RESTORE headers) may be larger.
+const MAX_FILTER_MEMORY: u64 = 32 << 20;
+const CONTROL_BF: &[u8] = b"ctl:bf";
+const CONTROL_CF: &[u8] = b"ctl:cf";
+/// Control items added before the run, and per 1,000 hostile commands during it (to each
+/// control filter). The control filters are checked at least every 1,000 commands.
+const CONTROL_INITIAL: usize = 2_000;
+const CONTROL_PER_1000: u64 = 4;
+const MIB: usize = 1 << 20;
+/// One item in this many is a big one (about 1 MiB).
+const BIG_ITEM_ONE_IN: u64 = 5_000;
+/// Entries kept per pool of real headers, chunks and DUMP payloads.
+const POOL_CAP: usize = 24;
+/// DUMP payloads larger than this are not kept for mutation.
+const POOL_DUMP_MAX: usize = 256 << 10;
+/// SCANDUMP chunks larger than this are not kept.
+const POOL_CHUNK_MAX: usize = 1 << 20;
+
+/// Every command the module registers (checked against the server's command table).
+const MODULE_COMMANDS: &[&str] = &[
+    "bf.reserve",
+    "bf.add",
+    "bf.madd",
+    "bf.insert",
+    "bf.exists",
+    "bf.mexists",
+    "bf.info",
+    "bf.card",
+    "bf.scandump",
+    "bf.loadchunk",
+    "bf.debug",
+    "cf.reserve",
+    "cf.add",
+    "cf.addnx",
+    "cf.insert",
+    "cf.insertnx",
+    "cf.exists",
+    "cf.mexists",
+    "cf.count",
+    "cf.del",
+    "cf.compact",
+    "cf.info",
+    "cf.scandump",
+    "cf.loadchunk",
+    "cf.debug",
+];
+
+// ---------------------------------------------------------------------------------------------
+// Fixed-seed PRNG (splitmix64)
+// ---------------------------------------------------------------------------------------------
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[0, n)` (0 when `n == 0`).
+    fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
+    }
+
+    fn index(&mut self, n: usize) -> usize {
+        self.below(n as u64) as usize
+    }
+
+    /// Uniform in `[lo, hi]`.
+    fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.below(hi - lo + 1)
+    }
+
+    fn one_in(&mut self, n: u64) -> bool {
+        self.below(n) == 0
+    }
+
+    fn percent(&mut self, p: u64) -> bool {
+        self.below(100) < p
+    }
+
+    fn pick<'a, T>(&mut self, s: &'a [T]) -> &'a T {
+        &s[self.index(s.len())]
+    }
+
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        let mut v = Vec::with_capacity(n + 8);
+        while v.len() < n {
+            v.extend_from_slice(&self.next().to_le_bytes());
+        }
+        v.truncate(n);
+        v
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hostile values
+// ---------------------------------------------------------------------------------------------
+
+fn hostile_key(i: usize) -> Vec<u8> {
+    match i {
+        31 => Vec::new(),
+        30 => b"k:\x00\xff\r\n bin".to_vec(),
+        _ => format!("k:{i}").into_bytes(),
+    }
+}
+
+const HOSTILE_NUMBERS: &[&str] = &[
+    "0",
+    "-0",
+    "1",
+    "-1",
+    "2",
+    "NaN",
+    "nan",
+    "-nan",
+    "inf",
+    "-inf",
+    "+inf",
+    "infinity",
+    "1e400",
+    "-1e400",
+    "1e-400",
+    "4.9e-324",
+    "2.2250738585072014e-308",
+    "1.7976931348623157e308",
+    "0x10",
+    " 1",
+    "1 ",
+    "",
+    "+1",
+    "00001",
+    "1.",
+    ".5",
+    "-.5",
+    "1e3",
+    "1E3",
+    "0.5",
+    "0.25",
+    "0.2500001",
+    "0.9999999999999999",
+    "1e-17",
+    "abc",
+    "1abc",
+    "1\x00",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "9223372036854775808",
+    "-9223372036854775809",
+    "18446744073709551615",
+    "18446744073709551616",
+    "2147483647",
+    "2147483648",
+    "4294967295",
+    "4294967296",
+    "65535",
+    "65536",
+    "32767",
+    "32768",
+    "32769",
+    "255",
+    "256",
+    "1073741823",
+    "1073741824",
+    "1073741825",
+    "99999999999999999999999999",
+];
+
+const KEYWORDS: &[&str] = &[
+    "ITEMS",
+    "NOCREATE",
+    "NONSCALING",
+    "CAPACITY",
+    "ERROR",
+    "EXPANSION",
+    "BUCKETSIZE",
+    "MAXITERATIONS",
+    "SIZE",
+    "FILTERS",
+    "items",
+    "ITEM",
+    "ITEMSX",
+    "I",
+    "NOCREATEX",
+    "capacity",
+];
+
+fn number(r: &mut Rng) -> Vec<u8> {
+    match r.below(10) {
+        0..=2 => r.pick(HOSTILE_NUMBERS).as_bytes().to_vec(),
+        3 | 4 => r.below(301).to_string().into_bytes(),
+        5 => (r.next() as i64).to_string().into_bytes(),
+        6 => r.next().to_string().into_bytes(),
+        7 => format!("{}", r.unit()).into_bytes(),
+        8 => format!("{:e}", r.unit() * 10f64.powi(r.below(40) as i32 - 20)).into_bytes(),
+        _ => {
+            let n = r.index(9);
+            r.bytes(n)
+        }
+    }
+}
+
+/// An error rate: mostly valid, sometimes hostile.
+fn rate(r: &mut Rng) -> Vec<u8> {
+    if r.percent(70) {
+        let p = (0.05 + 0.9 * r.unit()) * 10f64.powi(-(r.range(1, 6) as i32));
+        format!("{p}").into_bytes()
+    } else {
+        number(r)
+    }
+}
+
+/// A capacity: mostly small, sometimes large, sometimes hostile.
+fn capacity(r: &mut Rng) -> Vec<u8> {
+    match r.below(20) {
+        0..=11 => r.range(1, 2_000).to_string().into_bytes(),
+        12..=14 => r.range(2_000, 200_000).to_string().into_bytes(),
+        15 => r.range(200_000, 4_000_000).to_string().into_bytes(),
+        // Around the per-filter memory cap (about 27M items at 1% in 32 MiB).
+        16 if r.one_in(10) => r.range(4_000_000, 60_000_000).to_string().into_bytes(),
+        _ => number(r),
+    }
+}
+
+/// A small number (expansion, bucket size, iterations) or a hostile one.
+fn small(r: &mut Rng, hi: u64) -> Vec<u8> {
+    if r.percent(60) {
+        r.below(hi + 1).to_string().into_bytes()
+    } else {
+        number(r)
+    }
+}
+
+struct Gen {
+    r: Rng,
+    /// 4 MiB of random bytes: big items are slices of it with a fresh prefix.
+    big: Vec<u8>,
+    pool: Pool,
+    /// Module type ids (BF, CF) and the RDB version trailer, from real DUMPs.
+    module_ids: [u64; 2],
+    rdb_version: [u8; 2],
+    /// The filter type (0 BF, 1 CF) of the command being generated, if any.
+    bias: Option<usize>,
+    /// Items of 1 MiB or more generated.
+    big_items: u64,
+}
+
+impl Gen {
+    /// A hostile key. While generating a BF (CF) command, 70% of the keys come from the
+    /// first (second) half of the keyspace, so that the two halves tend to hold filters of one
+    /// type each and commands get past the type check more often than not.
+    fn key(&mut self) -> Vec<u8> {
+        let half = HOSTILE_KEYS / 2;
+        match self.bias {
+            Some(t) if self.r.percent(70) => hostile_key(t * half + self.r.index(half)),
+            _ => hostile_key(self.r.index(HOSTILE_KEYS)),
+        }
+    }
+
+    fn item(&mut self) -> Vec<u8> {
+        let r = &mut self.r;
+        if r.one_in(BIG_ITEM_ONE_IN) {
+            let len = match r.below(8) {
+                0 => MIB - 1,
+                1..=4 => MIB,
+                5 | 6 => MIB + 1,
+                _ => 4 * MIB,
+            };
+            self.big_items += 1;
+            let mut v = self.big[..len].to_vec();
+            v[..8].copy_from_slice(&r.next().to_le_bytes());
+            return v;
+        }
+        match r.below(10) {
+            0..=4 => format!("i{}", r.below(300)).into_bytes(),
+            5 | 6 => {
+                let n = r.index(49);
+                r.bytes(n)
+            }
+            7 => Vec::new(),
+            8 => r.pick(KEYWORDS).as_bytes().to_vec(),
+            _ => number(r),
+        }
+    }
+
+    fn items(&mut self, max: usize) -> Vec<Vec<u8>> {
+        let n = if self.r.one_in(50) {
+            self.r.index(200)
+        } else {
+            self.r.index(max + 1)
+        };
+        (0..n).map(|_| self.item()).collect()
+    }
+
+    fn junk(&mut self) -> Vec<u8> {
+        match self.r.below(4) {
+            0 => self.r.pick(KEYWORDS).as_bytes().to_vec(),
+            1 => number(&mut self.r),
+            2 => b"UNKNOWN".to_vec(),
+            _ => self.item(),
+        }
+    }
+
+    /// An iterator for SCANDUMP/LOADCHUNK.
+    fn iterator(&mut self) -> Vec<u8> {
+        match self.r.below(10) {
+            0..=3 => self.r.below(4).to_string().into_bytes(),
+            4..=6 => self.r.below(1 << 26).to_string().into_bytes(),
+            _ => number(&mut self.r),
+        }
+    }
+
+    fn bf_reserve(&mut self) -> Vec<Vec<u8>> {
+        let mut a = vec![b"BF.RESERVE".to_vec(), self.key(), rate(&mut self.r)];
+        a.push(capacity(&mut self.r));
+        for _ in 0..self.r.below(4) {
+            match self.r.below(5) {
+                0 | 1 => {
+                    a.push(b"EXPANSION".to_vec());
+                    a.push(small(&mut self.r, 8));
+                }
+                2 => a.push(b"NONSCALING".to_vec()),
+                3 => a.push(b"EXPANSION".to_vec()),
+                _ => a.push(self.junk()),
+            }
+        }
+        a
+    }
+
+    fn bf_insert(&mut self) -> Vec<Vec<u8>> {
+        let mut a = vec![b"BF.INSERT".to_vec(), self.key()];
+        for _ in 0..self.r.below(5) {
+            match self.r.below(7) {
+                0 => {
+                    a.push(b"CAPACITY".to_vec());
+                    a.push(capacity(&mut self.r));
+                }
+                1 => {
+                    a.push(b"ERROR".to_vec());
+                    a.push(rate(&mut self.r));
+                }
+                2 => {
+                    a.push(b"EXPANSION".to_vec());
+                    a.push(small(&mut self.r, 8));
+                }
+                3 => a.push(b"NOCREATE".to_vec()),
+                4 => a.push(b"NONSCALING".to_vec()),
+                _ => a.push(self.junk()),
+            }
+        }
+        if self.r.percent(85) {
+            a.push(b"ITEMS".to_vec());
+            a.extend(self.items(8));
+        }
+        a
+    }
+
+    fn cf_reserve(&mut self) -> Vec<Vec<u8>> {
+        let mut a = vec![b"CF.RESERVE".to_vec(), self.key(), capacity(&mut self.r)];
+        for _ in 0..self.r.below(5) {
+            match self.r.below(6) {
+                0 => {
+                    a.push(b"BUCKETSIZE".to_vec());
+                    a.push(small(&mut self.r, 8));
+                }
+                1 => {
+                    a.push(b"MAXITERATIONS".to_vec());
+                    a.push(small(&mut self.r, 60));
+                }
+                2 => {
+                    a.push(b"EXPANSION".to_vec());
+                    a.push(small(&mut self.r, 4));
+                }
+                3 => {
+                    a.push(b"ERROR".to_vec());
+                    a.push(rate(&mut self.r));
+                }
+                4 => a.push(self.r.pick(KEYWORDS).as_bytes().to_vec()),
+                _ => a.push(self.junk()),
+            }
+        }
+        a
+    }
+
+    fn cf_insert(&mut self, name: &str) -> Vec<Vec<u8>> {
+        let mut a = vec![name.as_bytes().to_vec(), self.key()];
+        for _ in 0..self.r.below(4) {
+            match self.r.below(5) {
+                0 => {
+                    a.push(b"CAPACITY".to_vec());
+                    a.push(capacity(&mut self.r));
+                }
+                1 => {
+                    a.push(b"ERROR".to_vec());
+                    a.push(rate(&mut self.r));
+                }
+                2 => a.push(b"NOCREATE".to_vec()),
+                _ => a.push(self.junk()),
+            }
+        }
+        if self.r.percent(85) {
+            a.push(b"ITEMS".to_vec());
+            a.extend(self.items(8));
+        }
+        a
+    }
+
+    /// `<name> key item` (one item).
+    fn key_item(&mut self, name: &str) -> Vec<Vec<u8>> {
+        vec![name.as_bytes().to_vec(), self.key(), self.item()]
+    }
+
+    /// `<name> key item...`.
+    fn key_items(&mut self, name: &str) -> Vec<Vec<u8>> {
+        let mut a = vec![name.as_bytes().to_vec(), self.key()];
+        a.extend(self.items(10));
+        a
+    }
+
+    fn loadchunk(&mut self, t: usize) -> Vec<Vec<u8>> {
+        let name = if t == 0 {
+            "BF.LOADCHUNK"
+        } else {
+            "CF.LOADCHUNK"
+        };
+        let key = self.key();
+        let (it, data) = match self.r.below(20) {
+            // A real header, untouched (recreates a filter), mutated, or of the other type.
+            0..=2 => (b"1".to_vec(), self.pool_header(t)),
+            3..=8 => {
+                let mut h = self.pool_header(t);
+                mutate(&mut self.r, &mut h);
+                (b"1".to_vec(), h)
+            }
+            9 => (b"1".to_vec(), self.pool_header(1 - t)),
+            // A real chunk at its iterator, untouched or mutated, or at another iterator.
+            10 | 11 => self.pool_chunk(t),
+            12..=14 => {
+                let (it, mut c) = self.pool_chunk(t);
+                mutate(&mut self.r, &mut c);
+                (it, c)
+            }
+            15 => {
+                let (_, c) = self.pool_chunk(t);
+                (self.iterator(), c)
+            }
+            // Random bytes.
+            _ => {
+                let it = self.iterator();
+                let n = match self.r.below(4) {
+                    0 => self.r.index(16),
+                    1 | 2 => self.r.index(200),
+                    _ => self.r.index(70_000),
+                };
+                (it, self.r.bytes(n))
+            }
+        };
+        vec![name.as_bytes().to_vec(), key, it, data]
+    }
+
+    fn pool_header(&mut self, t: usize) -> Vec<u8> {
+        let p = &self.pool.headers[t];
+        if p.is_empty() {
+            return self.r.bytes(64);
+        }
+        p[self.r.index(p.len())].clone()
+    }
+
+    fn pool_chunk(&mut self, t: usize) -> (Vec<u8>, Vec<u8>) {
+        let p = &self.pool.chunks[t];
+        if p.is_empty() {
+            return (b"2".to_vec(), self.r.bytes(64));
+        }
+        let (it, c) = &p[self.r.index(p.len())];
+        (it.to_string().into_bytes(), c.clone())
+    }
+
+    /// A RESTORE payload: a real DUMP (untouched or mutated, always resealed with a correct
+    /// CRC so it reaches the module's loader), a synthetic module value, or garbage; and
+    /// whether it is an untouched DUMP (which RESTORE must accept).
+    fn restore_payload(&mut self) -> (Vec<u8>, bool) {
+        let t = self.r.index(2);
+        let have = !self.pool.dumps[t].is_empty();
+        let payload = match self.r.below(20) {
+            0..=2 if have => return (self.pool_dump(t).encode(), true),
+            3..=12 if have => {
+                let mut p = self.pool_dump(t);
+                for _ in 0..self.r.range(1, 2) {
+                    self.mutate_payload(&mut p, t);
+                }
+                p.encode()
+            }
+            13 | 14 if have => {
+                // Byte-level damage to the whole body (opcodes, lengths), or a truncation.
+                let mut body = self.pool_dump(t).body();
+                if self.r.percent(50) {
+                    let n = self.r.index(body.len());
+                    body.truncate(n.max(1));
+                } else {
+                    for _ in 0..self.r.range(1, 3) {
+                        let i = self.r.index(body.len());
+                        body[i] ^= 1 << self.r.below(8);
+                    }
+                }
+                seal(body, self.rdb_version)
+            }
+            15..=17 => {
+                // Synthetic: the module's type id, random strings (or a mutated header).
+                let mut p = ModulePayload {
+                    module_id: self.module_ids[t],
+                    strings: Vec::new(),
+                    rdb_version: self.rdb_version,
+                };
+                for _ in 0..self.r.below(4) {
+                    let s = if self.r.percent(50) {
+                        let mut h = self.pool_header(t);
+                        mutate(&mut self.r, &mut h);
+                        h
+                    } else {
+                        let n = self.r.index(300);
+                        self.r.bytes(n)
+                    };
+                    p.strings.push(s);
+                }
+                p.encode()
+            }
+            18 => {
+                // A module value made of random opcodes and lengths.
+                let mut body = vec![common::rdb::RDB_TYPE_MODULE_2];
+                body.extend(rdb_len(self.module_ids[t]));
+                let n = self.r.index(64);
+                body.extend(self.r.bytes(n));
+                seal(body, self.rdb_version)
+            }
+            _ => {
+                let n = self.r.index(100);
+                self.r.bytes(n)
+            }
+        };
+        (payload, false)
+    }
+
+    fn pool_dump(&mut self, t: usize) -> ModulePayload {
+        let p = &self.pool.dumps[t];
+        p[self.r.index(p.len())].clone()
+    }
+
+    fn mutate_payload(&mut self, p: &mut ModulePayload, t: usize) {
+        let r = &mut self.r;
+        match r.below(10) {
+            0..=3 if !p.strings.is_empty() => {
+                let i = r.index(p.strings.len());
+                mutate(r, &mut p.strings[i]);
+            }
+            4 if !p.strings.is_empty() => {
+                let i = r.index(p.strings.len());
+                p.strings.remove(i);
+            }
+            5 if !p.strings.is_empty() => {
+                let i = r.index(p.strings.len());
+                let s = p.strings[i].clone();
+                p.strings.insert(r.index(p.strings.len() + 1), s);
+            }
+            6 => {
+                let n = r.index(100);
+                let s = r.bytes(n);
+                p.strings.insert(r.index(p.strings.len() + 1), s);
+            }
+            7 => {
+                // The other type's loader reads this type's payload.
+                p.module_id = self.module_ids[1 - t];
+            }
+            8 => {
+                // Another encoding version (0-4: RedisBloom's, refused; others unknown).
+                p.module_id = (p.module_id & !1023) | r.below(1024);
+            }
+            _ => {
+                // Another filter's header on this payload's data.
+                let h = self.pool_header(t);
+                if p.strings.is_empty() {
+                    p.strings.push(h);
+                } else {
+                    p.strings[0] = h;
+                }
+            }
+        }
+    }
+
+    /// One hostile command (or a few, for multi-step shapes), each with whether it must
+    /// succeed whatever state the keys are in. Everything goes to the hostile keys; nothing
+    /// here can name a control key.
+    fn hostile(&mut self, out: &mut Vec<(Vec<Vec<u8>>, bool)>) {
+        let mut strict = false;
+        let arm = self.r.below(100);
+        self.bias = match arm {
+            0..=34 => Some(0),
+            35..=70 => Some(1),
+            _ => None,
+        };
+        let a: Vec<Vec<u8>> = match arm {
+            0..=3 => self.bf_reserve(),
+            4..=8 => self.key_item("BF.ADD"),
+            9..=12 => self.key_items("BF.MADD"),
+            13..=17 => self.bf_insert(),
+            18..=20 => self.key_item("BF.EXISTS"),
+            21..=23 => self.key_items("BF.MEXISTS"),
+            24 | 25 => {
+                let mut a = vec![b"BF.INFO".to_vec(), self.key()];
+                let fields = [
+                    b"CAPACITY".as_slice(),
+                    b"SIZE",
+                    b"FILTERS",
+                    b"ITEMS",
+                    b"EXPANSION",
+                ];
+                match self.r.below(10) {
+                    0..=5 => a.push(self.r.pick(&fields).to_vec()),
+                    6 => a.push(self.junk()),
+                    _ => {}
+                }
+                a
+            }
+            26 => vec![b"BF.CARD".to_vec(), self.key()],
+            27 | 28 => vec![b"BF.SCANDUMP".to_vec(), self.key(), self.iterator()],
+            29..=33 => self.loadchunk(0),
+            34 => vec![b"BF.DEBUG".to_vec(), self.key()],
+            35..=38 => self.cf_reserve(),
+            39..=42 => self.key_item("CF.ADD"),
+            43 | 44 => self.key_item("CF.ADDNX"),
+            45..=47 => self.cf_insert("CF.INSERT"),
+            48 | 49 => self.cf_insert("CF.INSERTNX"),
+            50 | 51 => self.key_item("CF.EXISTS"),
+            52 | 53 => self.key_items("CF.MEXISTS"),
+            54 | 55 => self.key_item("CF.COUNT"),
+            56..=59 => self.key_item("CF.DEL"),
+            60 | 61 => vec![b"CF.COMPACT".to_vec(), self.key()],
+            62 => vec![b"CF.INFO".to_vec(), self.key()],
+            63 | 64 => vec![b"CF.SCANDUMP".to_vec(), self.key(), self.iterator()],
+            65..=69 => self.loadchunk(1),
+            70 => vec![b"CF.DEBUG".to_vec(), self.key()],
+            71..=74 => {
+                let mut a = vec![b"DEL".to_vec(), self.key()];
+                if self.r.percent(20) {
+                    a.push(self.key());
+                }
+                a
+            }
+            75 => vec![b"SET".to_vec(), self.key(), self.item_small()],
+            76 => {
+                // A list (bounded: recreated, never appended to).
+                let k = self.key();
+                out.push((vec![b"DEL".to_vec(), k.clone()], true));
+                vec![b"RPUSH".to_vec(), k, b"a".to_vec(), b"b".to_vec()]
+            }
+            77..=84 => {
+                let mut a = vec![b"RESTORE".to_vec(), self.key()];
+                let ttl = match self.r.below(20) {
+                    0 => b"-1".to_vec(),
+                    1 => b"abc".to_vec(),
+                    _ => b"0".to_vec(),
+                };
+                let ttl_ok = ttl == b"0";
+                a.push(ttl);
+                let (payload, exact) = self.restore_payload();
+                a.push(payload);
+                let replace = self.r.percent(85);
+                if replace {
+                    a.push(b"REPLACE".to_vec());
+                }
+                // What the module wrote, it reads back (same server, same limits).
+                strict = exact && ttl_ok && replace;
+                a
+            }
+            85 | 86 => {
+                let mut a = vec![b"COPY".to_vec(), self.key(), self.key()];
+                if self.r.percent(50) {
+                    a.push(b"REPLACE".to_vec());
+                }
+                a
+            }
+            87 => vec![b"RENAME".to_vec(), self.key(), self.key()],
+            88..=92 => {
+                // Callbacks on whatever state the key holds: none may fail. Now and then the
+                // whole dataset goes through RDB in the middle of a batch.
+                strict = true;
+                match arm {
+                    88 | 89 => vec![b"DUMP".to_vec(), self.key()],
+                    90 => vec![b"MEMORY".to_vec(), b"USAGE".to_vec(), self.key()],
+                    91 => vec![b"DEBUG".to_vec(), b"DIGEST-VALUE".to_vec(), self.key()],
+                    _ if self.r.one_in(40) => vec![b"DEBUG".to_vec(), b"RELOAD".to_vec()],
+                    _ => vec![b"TYPE".to_vec(), self.key()],
+                }
+            }
+            _ => {
+                // Any module command on a hostile key, the other arguments all hostile.
+                let name = self
+                    .r
+                    .pick(MODULE_COMMANDS)
+                    .to_ascii_uppercase()
+                    .into_bytes();
+                let mut a = vec![name, self.key()];
+                for _ in 0..self.r.below(6) {
+                    a.push(self.junk());
+                }
+                a
+            }
+        };
+        let module_command = a[0].starts_with(b"BF.") || a[0].starts_with(b"CF.");
+        if module_command {
+            out.push((self.damage(a), false));
+        } else {
+            out.push((a, strict));
+        }
+    }
+
+    fn item_small(&mut self) -> Vec<u8> {
+        let n = self.r.index(32);
+        self.r.bytes(n)
+    }
+
+    /// Sometimes break a module command's shape: drop, duplicate or insert an argument after the key
+    /// (never the key itself, so no command names a key outside the hostile set), or cut the
+    /// command down to its name (wrong arity).
+    fn damage(&mut self, mut a: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+        if !self.r.percent(15) {
+            return a;
+        }
+        match self.r.below(5) {
+            0 if a.len() > 2 => {
+                let i = 2 + self.r.index(a.len() - 2);
+                a.remove(i);
+            }
+            1 if a.len() > 2 => {
+                let i = 2 + self.r.index(a.len() - 2);
+                let v = a[i].clone();
+                a.insert(i, v);
+            }
+            2 => {
+                let i = if a.len() >= 2 {
+                    2 + self.r.index(a.len() - 1)
+                } else {
+                    a.len()
+                };
+                let j = self.junk();
+                a.insert(i, j);
+            }
+            3 => a.truncate(1 + self.r.index(2)),
+            _ => {
+                for _ in 0..self.r.range(1, 40) {
+                    let j = self.junk();
+                    a.push(j);
+                }
+            }
+        }
+        a
+    }
+}
+
+/// 1-3 random mutations of a byte string: bit flips, byte and 32/64-bit word overwrites
+/// with edge values, truncation, extension, emptying.
+fn mutate(r: &mut Rng, b: &mut Vec<u8>) {
+    for _ in 0..r.range(1, 3) {
+        match r.below(8) {
+            0 | 1 if !b.is_empty() => {
+                for _ in 0..r.range(1, 8) {
+                    let i = r.index(b.len());
+                    b[i] ^= 1 << r.below(8);
+                }
+            }
+            2 if !b.is_empty() => {
+                let i = r.index(b.len());
+                let any = r.next() as u8;
+                b[i] = *r.pick(&[0u8, 1, 0x7f, 0x80, 0xff, any]);
+            }
+            3 | 4 if b.len() >= 8 => {
+                let edges = [
+                    0u64,
+                    1,
+                    2,
+                    u64::from(u32::MAX),
+                    1 << 31,
+                    1 << 32,
+                    u64::MAX,
+                    1 << 63,
+                    (1 << 63) - 1,
+                    r.below(100),
+                    r.next(),
+                ];
+                let v = *r.pick(&edges);
+                if r.percent(50) {
+                    let at = r.index(b.len() / 4) * 4;
+                    b[at..at + 4].copy_from_slice(&(v as u32).to_le_bytes());
+                } else {
+                    let at = r.index(b.len() / 8) * 8;
+                    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+                }
+            }
+            5 => {
+                let n = r.index(b.len() + 1);
+                b.truncate(n);
+            }
+            6 => {
+                let n = r.index(65);
+                b.extend(r.bytes(n));
+            }
+            _ => {
+                if r.one_in(4) {
+                    b.clear();
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pools of real headers, chunks and DUMP payloads (refreshed from the hostile keys)
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Default)]
+struct Pool {
+    /// Index 0: Bloom, 1: cuckoo.
+    headers: [Vec<Vec<u8>>; 2],
+    chunks: [Vec<(i64, Vec<u8>)>; 2],
+    dumps: [Vec<ModulePayload>; 2],
+}
+
+fn pool_add<T>(r: &mut Rng, v: &mut Vec<T>, x: T) {
+    if v.len() < POOL_CAP {
+        v.push(x);
+    } else {
+        let i = r.index(v.len());
+        v[i] = x;
+    }
+}
+
+/// One command; an error reply comes back as `Value::ServerError`.
+fn raw(con: &mut Connection, args: &[&[u8]]) -> Value {
+    let mut c = redis::cmd(std::str::from_utf8(args[0]).unwrap());
+    for a in &args[1..] {
+        c.arg(*a);
+    }
+    let mut p = redis::pipe();
+    p.add_command(c).ignore_errors();
+    let mut v: Vec<Value> = p
+        .query(con)
+        .unwrap_or_else(|e| panic!("{:?}: {e}", String::from_utf8_lossy(args[0])));
+    v.pop().expect("one reply")
+}
+
+/// `(type index, header, first data chunk)` of a filter by SCANDUMP, if `key` holds one.
+fn sample_key(g: &mut Gen, con: &mut Connection, key: &[u8]) {
+    let t = match raw(con, &[b"TYPE", key]) {
+        Value::SimpleString(s) if s == "MBbloom--" => 0,
+        Value::SimpleString(s) if s == "MBbloomCF" => 1,
+        _ => return,
+    };
+    let scandump: &[u8] = if t == 0 {
+        b"BF.SCANDUMP"
+    } else {
+        b"CF.SCANDUMP"
+    };
+    let mut it = 0i64;
+    for step in 0..2 {
+        let v = raw(con, &[scandump, key, it.to_string().as_bytes()]);
+        let Value::Array(a) = v else { return };
+        let (Some(Value::Int(next)), Some(Value::BulkString(data))) = (a.first(), a.get(1)) else {
+            return;
+        };
+        if *next == 0 {
+            break;
+        }
+        if step == 0 {
+            pool_add(&mut g.r, &mut g.pool.headers[t], data.clone());
+        } else if data.len() <= POOL_CHUNK_MAX {
+            pool_add(&mut g.r, &mut g.pool.chunks[t], (*next, data.clone()));
+        }
+        it = *next;
+    }
+    let usage = match raw(con, &[b"MEMORY", b"USAGE", key]) {
+        Value::Int(n) => n as usize,
+        _ => usize::MAX,
+    };
+    if usage <= POOL_DUMP_MAX {
+        if let Value::BulkString(d) = raw(con, &[b"DUMP", key]) {
+            if d.first() == Some(&common::rdb::RDB_TYPE_MODULE_2) {
+                let p = ModulePayload::parse(&d);
+                pool_add(&mut g.r, &mut g.pool.dumps[t], p);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Control filters
+// ---------------------------------------------------------------------------------------------
+
+fn control_item(n: usize) -> Vec<u8> {
+    let mut v = format!("ctl-{n}-").into_bytes();
+    v.extend_from_slice(&(n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15).to_le_bytes());
+    v
+}
+
+/// Every control item is still in both control filters.
+fn check_controls(con: &mut Connection, n: usize, when: &str) {
+    let items: Vec<Vec<u8>> = (0..n).map(control_item).collect();
+    for (name, key) in [("BF.MEXISTS", CONTROL_BF), ("CF.MEXISTS", CONTROL_CF)] {
+        for (c, chunk) in items.chunks(10_000).enumerate() {
+            let mut cmd = redis::cmd(name);
+            cmd.arg(key);
+            for it in chunk {
+                cmd.arg(it.as_slice());
+            }
+            let got: Vec<i64> = cmd
+                .query(con)
+                .unwrap_or_else(|e| panic!("{name} on the control filter {when}: {e}"));
+            let lost: Vec<usize> = got
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| **v != 1)
+                .map(|(i, _)| c * 10_000 + i)
+                .collect();
+            assert!(
+                lost.is_empty(),
+                "{when}: {} of {n} control items lost from {} (first: {:?})",
+                lost.len(),
+                String::from_utf8_lossy(key),
+                &lost[..lost.len().min(10)]
+            );
+        }
+    }
+}
+
+fn ping(con: &mut Connection, when: &str) {
+    let r: String = redis::cmd("PING")
+        .query(con)
+        .unwrap_or_else(|e| panic!("PING {when}: {e}"));
+    assert_eq!(r, "PONG", "PING {when}");
+}
+
+fn digest(con: &mut Connection) -> String {
+    redis::cmd("DEBUG")
+        .arg("DIGEST")
+        .query(con)
+        .expect("DEBUG DIGEST")
+}
+
+fn used_memory(con: &mut Connection) -> (u64, u64) {
+    let text: String = redis::cmd("INFO").arg("memory").query(con).expect("INFO");
+    let info = parse_info(&text);
+    let get = |f: &str| -> u64 { info.get(f).and_then(|v| v.parse().ok()).expect(f) };
+    (get("used_memory"), get("used_memory_peak"))
+}
+
+/// The bound on `used_memory` after a batch: every hostile key can hold at most one filter of
+/// `MAX_FILTER_MEMORY` (creation, growth, LOADCHUNK and RESTORE all check the cap; COPY and
+/// RENAME only move or duplicate values between the 32 keys, and strings and lists are tiny),
+/// plus 25% for per-filter overhead and allocator size classes, plus the two control filters
+/// (well under 1 MiB) and 128 MiB for the server itself, client buffers (a batch with 1-4 MiB
+/// items) and frees still pending on the lazy-free thread.
+fn memory_bound() -> u64 {
+    HOSTILE_KEYS as u64 * MAX_FILTER_MEMORY * 5 / 4 + (128 << 20)
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    match env::var(name) {
+        Ok(v) if !v.is_empty() => v
+            .replace('_', "")
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={v} is not a number")),
+        _ => default,
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Any reply is fine.
+    Hostile,
+    /// Hostile, but must not fail (callbacks on any state; RESTORE of an untouched DUMP).
+    Strict,
+    /// A control-filter add.
+    Control,
+}
+
+/// A command for a failure message (long arguments cut).
+fn show(c: &[Vec<u8>]) -> String {
+    c.iter()
+        .map(|a| {
+            let t = String::from_utf8_lossy(&a[..a.len().min(60)]).into_owned();
+            if a.len() > 60 {
+                format!("{t:?}..({} bytes)", a.len())
+            } else {
+                format!("{t:?}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[derive(Default)]
+struct Stats {
+    /// Per command name: (sent, error replies).
+    per_command: BTreeMap<String, (u64, u64)>,
+    /// Per (command name, error text): count (printed with FERROBLOOM_STRESS_VERBOSE=1).
+    error_texts: BTreeMap<(String, String), u64>,
+    hostile: u64,
+    errors: u64,
+    batches: u64,
+    reloads: u64,
+    max_used: u64,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Regressions found by the stress test
+// ---------------------------------------------------------------------------------------------
+
+/// A CF.LOADCHUNK header may claim more items than its (empty) tables hold; CF.ADD then
+/// pushed the count past the slot total, and the filter's own RDB payload was refused on
+/// load: COPY failed ("module key failed to copy") and DEBUG RELOAD lost the dataset.
+#[test]
+fn cf_lying_item_count_survives_copy_and_reload() {
+    let mut s = Server::start();
+    let mut con = s.conn();
+    assert_eq!(
+        raw(
+            &mut con,
+            &[
+                b"CF.RESERVE",
+                b"src",
+                b"4",
+                b"BUCKETSIZE",
+                b"2",
+                b"EXPANSION",
+                b"1"
+            ]
+        ),
+        Value::Okay
+    );
+    let Value::Array(a) = raw(&mut con, &[b"CF.SCANDUMP", b"src", b"0"]) else {
+        panic!("CF.SCANDUMP")
+    };
+    let Some(Value::BulkString(mut h)) = a.get(1).cloned() else {
+        panic!("header: {a:?}")
+    };
+    // 2 buckets of 2 slots; the header claims all 4 are taken.
+    assert_eq!(common::rdb::get_u64(&h, 24), 2, "base buckets");
+    common::rdb::put_u64(&mut h, 32, 4);
+    assert_eq!(
+        raw(&mut con, &[b"CF.LOADCHUNK", b"k", b"1", &h]),
+        Value::Okay
+    );
+    assert_eq!(raw(&mut con, &[b"CF.ADD", b"k", b"x"]), Value::Int(1));
+    assert_eq!(raw(&mut con, &[b"COPY", b"k", b"k2"]), Value::Int(1));
+    assert_eq!(raw(&mut con, &[b"DEBUG", b"RELOAD"]), Value::Okay);
+    for k in [b"k".as_slice(), b"k2"] {
+        assert_eq!(raw(&mut con, &[b"CF.EXISTS", k, b"x"]), Value::Int(1));
+    }
+    let Value::Array(info) = raw(&mut con, &[b"CF.INFO", b"k"]) else {
+        panic!("CF.INFO")
+    };
+    assert_eq!(
+        info.get(7),
+        Some(&Value::Int(4)),
+        "count capped at the slots: {info:?}"
+    );
+    // Graceful stop: under valgrind (`make stress VALGRIND=1`) this writes the leak summary.
+    drop(con);
+    s.stop(Stop::ShutdownNoSave);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The test
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn stress_hostile_commands_against_a_live_server() {
+    let total = env_u64("FERROBLOOM_STRESS_COMMANDS", DEFAULT_COMMANDS);
+    let seed = env_u64("FERROBLOOM_STRESS_SEED", DEFAULT_SEED);
+    let batch = env_u64("FERROBLOOM_STRESS_BATCH", DEFAULT_BATCH).max(1);
+    let reload_every = env_u64("FERROBLOOM_STRESS_RELOAD_EVERY", DEFAULT_RELOAD_EVERY).max(1);
+    let verbose = env_u64("FERROBLOOM_STRESS_VERBOSE", 0) != 0;
+    let check_every = (1_000 / batch).max(1);
+    eprintln!(
+        "stress: {total} hostile commands, seed {seed:#x}, batches of {batch}, DEBUG RELOAD \
+         every {reload_every} batches"
+    );
+
+    let mut s = Server::builder()
+        .config("bf.max-filter-memory", &[&MAX_FILTER_MEMORY.to_string()])
+        .config("rdbcompression", &["no"])
+        .start();
+    let mut con = s.conn();
+    // valgrind runs are 20-50x slower: generous, but never hang forever.
+    let slow = Some(Duration::from_secs(1800));
+    con.set_read_timeout(slow).unwrap();
+    con.set_write_timeout(slow).unwrap();
+    let started = Instant::now();
+
+    // The generator covers every command the module registers.
+    let listed: Vec<String> = redis::cmd("COMMAND")
+        .arg("LIST")
+        .arg("FILTERBY")
+        .arg("MODULE")
+        .arg("bf")
+        .query(&mut con)
+        .expect("COMMAND LIST FILTERBY MODULE bf");
+    let listed: BTreeSet<String> = listed.into_iter().map(|c| c.to_lowercase()).collect();
+    let ours: BTreeSet<String> = MODULE_COMMANDS.iter().map(|c| c.to_string()).collect();
+    assert_eq!(
+        listed, ours,
+        "the stress generator must cover every module command"
+    );
+
+    let mut r = Rng(seed);
+    let mut big = r.bytes(4 * MIB);
+    big[0] = b'B';
+    let mut g = Gen {
+        r,
+        big,
+        pool: Pool::default(),
+        module_ids: [0, 0],
+        rdb_version: [0, 0],
+        bias: None,
+        big_items: 0,
+    };
+
+    // Control filters.
+    raw(&mut con, &[b"BF.RESERVE", CONTROL_BF, b"0.001", b"100000"]);
+    raw(&mut con, &[b"CF.RESERVE", CONTROL_CF, b"100000"]);
+    let mut control_n = 0usize;
+    let mut p = redis::pipe();
+    for _ in 0..CONTROL_INITIAL {
+        let it = control_item(control_n);
+        p.cmd("BF.ADD").arg(CONTROL_BF).arg(&it).ignore();
+        p.cmd("CF.ADD").arg(CONTROL_CF).arg(&it).ignore();
+        control_n += 1;
+    }
+    p.query::<()>(&mut con).expect("control items");
+    check_controls(&mut con, control_n, "at the start");
+
+    // Seed filters of diverse shapes in the hostile keyspace: their headers, chunks and DUMPs
+    // seed the pools (and they are the hostile run's first victims).
+    let seeds: &[&[&str]] = &[
+        &["BF.RESERVE", "k:0", "0.01", "100", "EXPANSION", "2"],
+        &["BF.RESERVE", "k:1", "0.001", "50", "NONSCALING"],
+        &["BF.RESERVE", "k:2", "0.1", "10", "EXPANSION", "1"],
+        &["BF.RESERVE", "k:3", "0.0001", "3000"],
+        &[
+            "CF.RESERVE",
+            "k:4",
+            "64",
+            "BUCKETSIZE",
+            "2",
+            "EXPANSION",
+            "1",
+        ],
+        &[
+            "CF.RESERVE",
+            "k:5",
+            "100",
+            "BUCKETSIZE",
+            "4",
+            "ERROR",
+            "0.0001",
+        ],
+        &[
+            "CF.RESERVE",
+            "k:6",
+            "16",
+            "BUCKETSIZE",
+            "1",
+            "EXPANSION",
+            "2",
+        ],
+        &["CF.RESERVE", "k:7", "2000", "MAXITERATIONS", "5"],
+    ];
+    for cmd in seeds {
+        let args: Vec<&[u8]> = cmd.iter().map(|a| a.as_bytes()).collect();
+        assert_eq!(raw(&mut con, &args), Value::Okay, "{cmd:?}");
+        let is_bf = cmd[0].starts_with("BF");
+        let mut p = redis::pipe();
+        for i in 0..300 {
+            let add = if is_bf { "BF.ADD" } else { "CF.ADD" };
+            p.cmd(add).arg(cmd[1]).arg(format!("seed-{i}")).ignore();
+        }
+        if !is_bf {
+            for i in 0..100 {
+                p.cmd("CF.DEL")
+                    .arg(cmd[1])
+                    .arg(format!("seed-{i}"))
+                    .ignore();
+            }
+        }
+        p.ignore_errors().query::<()>(&mut con).expect("seed items");
+    }
+    for i in 0..8 {
+        let key = hostile_key(i);
+        sample_key(&mut g, &mut con, &key);
+        let d = common::rdb::dump(&mut con, &key);
+        let p = ModulePayload::parse(&d);
+        g.module_ids[usize::from(i >= 4)] = p.module_id;
+        g.rdb_version = p.rdb_version;
+    }
+    for t in 0..2 {
+        assert!(!g.pool.headers[t].is_empty() && !g.pool.dumps[t].is_empty());
+    }
+    assert_ne!(g.module_ids[0], g.module_ids[1]);
+
+    let mut st = Stats::default();
+    let mut sent = 0u64;
+    while sent < total {
+        let n = batch.min(total - sent);
+        let mut cmds: Vec<Vec<Vec<u8>>> = Vec::with_capacity(n as usize + 16);
+        // Per command: hostile (any reply), strict (hostile, must not fail), or control.
+        let mut kinds: Vec<Kind> = Vec::with_capacity(n as usize + 16);
+        let mut generated = Vec::new();
+        let mut produced = 0u64;
+        // Control adds go at random positions among the hostile commands.
+        let added = (control_n - CONTROL_INITIAL) as u64;
+        let per_batch = ((sent + n) * CONTROL_PER_1000 / 1_000).saturating_sub(added);
+        let control_at: BTreeSet<u64> = (0..per_batch).map(|_| g.r.below(n)).collect();
+        let mut control_items = Vec::new();
+        while produced < n {
+            if control_at.contains(&produced) && control_items.len() < control_at.len() {
+                let it = control_item(control_n + control_items.len());
+                cmds.push(vec![b"BF.ADD".to_vec(), CONTROL_BF.to_vec(), it.clone()]);
+                cmds.push(vec![b"CF.ADD".to_vec(), CONTROL_CF.to_vec(), it.clone()]);
+                kinds.extend([Kind::Control, Kind::Control]);
+                control_items.push(it);
+            }
+            g.hostile(&mut generated);
+            produced += generated.len() as u64;
+            for (c, strict) in generated.drain(..) {
+                cmds.push(c);
+                kinds.push(if strict { Kind::Strict } else { Kind::Hostile });
+            }
+        }
+        let mut p = redis::pipe();
+        for c in &cmds {
+            let mut rc = redis::cmd(std::str::from_utf8(&c[0]).unwrap());
+            for a in &c[1..] {
+                rc.arg(a.as_slice());
+            }
+            p.add_command(rc);
+        }
+        let replies: Vec<Value> = p.ignore_errors().query(&mut con).unwrap_or_else(|e| {
+            panic!(
+                "batch {} (commands {}..{}, seed {seed:#x}) failed: {e}; server exit: {:?}",
+                st.batches,
+                sent,
+                sent + produced,
+                s.exit_status()
+            )
+        });
+        assert_eq!(replies.len(), cmds.len());
+        for ((c, v), kind) in cmds.iter().zip(&replies).zip(&kinds) {
+            if *kind != Kind::Control {
+                let name = String::from_utf8_lossy(&c[0]).to_lowercase();
+                let e = st.per_command.entry(name.clone()).or_default();
+                e.0 += 1;
+                st.hostile += 1;
+                if let Some(text) = value_err_text(v) {
+                    let allowed = match (*kind, &c[0][..]) {
+                        (Kind::Strict, _) => false,
+                        // COPY fails only for a copy onto itself, never in the module.
+                        (_, b"COPY") => text == "ERR source and destination objects are the same",
+                        _ => true,
+                    };
+                    assert!(
+                        allowed,
+                        "batch {} (seed {seed:#x}): {} answered {text}",
+                        st.batches,
+                        show(c)
+                    );
+                    e.1 += 1;
+                    st.errors += 1;
+                    if verbose {
+                        let text: String = text.chars().take(70).collect();
+                        *st.error_texts.entry((name, text)).or_default() += 1;
+                    }
+                }
+            } else {
+                // Control adds: BF.ADD answers 0 or 1 (0 on a false positive), CF.ADD 1.
+                let ok = matches!(
+                    (&c[0][..], v),
+                    (b"BF.ADD", Value::Int(0 | 1)) | (b"CF.ADD", Value::Int(1))
+                );
+                assert!(
+                    ok,
+                    "control add {:?} in batch {}: {v:?}",
+                    String::from_utf8_lossy(&c[0]),
+                    st.batches
+                );
+            }
+        }
+        control_n += control_items.len();
+        sent += produced;
+        st.batches += 1;
+
+        let when = format!("after batch {} ({sent} commands)", st.batches);
+        ping(&mut con, &when);
+        if st.batches % check_every == 0 || sent >= total {
+            check_controls(&mut con, control_n, &when);
+        }
+        let (used, _) = used_memory(&mut con);
+        st.max_used = st.max_used.max(used);
+        assert!(
+            used <= memory_bound(),
+            "{when}: used_memory {used} above the bound {}",
+            memory_bound()
+        );
+
+        // Refresh the pools from a random hostile key.
+        let k = g.key();
+        sample_key(&mut g, &mut con, &k);
+
+        if st.batches % reload_every == 0 || sent >= total {
+            let before = digest(&mut con);
+            let v = raw(&mut con, &[b"DEBUG", b"RELOAD"]);
+            assert_eq!(v, Value::Okay, "DEBUG RELOAD {when}: {}", s.log_tail(20));
+            assert_eq!(
+                digest(&mut con),
+                before,
+                "DEBUG RELOAD changed the dataset {when}"
+            );
+            check_controls(&mut con, control_n, &format!("DEBUG RELOAD {when}"));
+            st.reloads += 1;
+        }
+    }
+
+    // The keyspace holds only the hostile and control keys.
+    let keys: Vec<Vec<u8>> = redis::cmd("KEYS").arg("*").query(&mut con).expect("KEYS");
+    let allowed: BTreeSet<Vec<u8>> = (0..HOSTILE_KEYS)
+        .map(hostile_key)
+        .chain([CONTROL_BF.to_vec(), CONTROL_CF.to_vec()])
+        .collect();
+    for k in &keys {
+        assert!(
+            allowed.contains(k),
+            "unexpected key {:?}",
+            String::from_utf8_lossy(k)
+        );
+    }
+
+    // The run's peak (client buffers included; reported, not bounded: the bound is on what
+    // stays allocated).
+    let (_, peak) = used_memory(&mut con);
+
+    // A new process loads what the old one saved.
+    let before = digest(&mut con);
+    drop(con);
+    s.stop(Stop::ShutdownSave);
+    s.start_again();
+    let mut con = s.conn();
+    con.set_read_timeout(slow).unwrap();
+    assert_eq!(
+        digest(&mut con),
+        before,
+        "SHUTDOWN SAVE + restart changed the dataset"
+    );
+    check_controls(&mut con, control_n, "after SHUTDOWN SAVE + restart");
+
+    let (used, _) = used_memory(&mut con);
+    st.max_used = st.max_used.max(used);
+    assert!(s.exit_status().is_none() && s.is_alive(), "server died");
+    let elapsed = started.elapsed();
+
+    eprintln!("stress: per command (sent / error replies):");
+    for (name, (n, e)) in &st.per_command {
+        eprintln!("  {name:<16} {n:>9} {e:>9}");
+    }
+    if verbose {
+        eprintln!("stress: error replies by command and text:");
+        for ((name, text), n) in &st.error_texts {
+            eprintln!("  {name:<14} {n:>8}  {text}");
+        }
+    }
+    eprintln!(
+        "stress: {} hostile commands sent ({} error replies), {} batches, {} DEBUG RELOADs, \
+         {} items of 1 MiB or more, {} control items checked in each filter, 0 lost, 0 crashes; \
+         used_memory max {:.1} MiB \
+         (bound {:.0} MiB), used_memory_peak {:.1} MiB; elapsed {:.1} s",
+        st.hostile,
+        st.errors,
+        st.batches,
+        st.reloads,
+        g.big_items,
+        control_n,
+        st.max_used as f64 / MIB as f64,
+        memory_bound() as f64 / MIB as f64,
+        peak as f64 / MIB as f64,
+        elapsed.as_secs_f64()
+    );
+
+    // The generator reaches past argument parsing: in a run long enough, every module command
+    // got success replies as well as errors.
+    for c in MODULE_COMMANDS {
+        let (n, e) = st.per_command.get(*c).copied().unwrap_or_default();
+        assert!(n > 0, "{c} was never sent");
+        if total >= DEFAULT_COMMANDS {
+            assert!(e > 0, "{c}: no error reply in {n}");
+            assert!(e < n, "{c}: only error replies ({n})");
+        }
+    }
+
+    // Free everything before a graceful stop, so a valgrind run's leak check is quick.
+    redis::cmd("FLUSHALL")
+        .query::<()>(&mut con)
+        .expect("FLUSHALL");
+    drop(con);
+    s.stop(Stop::ShutdownNoSave);
+}
