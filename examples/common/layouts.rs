@@ -25,13 +25,9 @@ pub fn limits() -> Limits {
 pub fn new_chain(layout: &str, capacity: u64, error: f64, expansion: u32) -> BloomChain {
     let made = match layout {
         "classic" => BloomChain::new(capacity, error, expansion, &limits()),
-        "blocked" => BloomChain::with_layout(
-            capacity,
-            error,
-            expansion,
-            BloomLayout::Blocked,
-            &limits(),
-        ),
+        "blocked" => {
+            BloomChain::with_layout(capacity, error, expansion, BloomLayout::Blocked, &limits())
+        }
         other => panic!("unknown Bloom layout {other:?} (known: {LAYOUTS:?})"),
     };
     made.unwrap_or_else(|e| panic!("{layout} chain ({capacity}, {error}, {expansion}): {e:?}"))
