@@ -7,6 +7,9 @@
 
 pub mod cmd;
 pub mod core;
+// Fuzz entry points (cargo fuzz sets `cfg(fuzzing)`; `cargo test` replays the corpus).
+// Never compiled into the module: their invariant checks panic on purpose.
+#[cfg(any(test, fuzzing))]
 #[doc(hidden)]
 pub mod fuzzing;
 mod redis;
