@@ -35,6 +35,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use common::rng::Rng;
 use common::*;
 use redis::{Connection, ConnectionLike, Value};
 
@@ -55,29 +56,6 @@ const SMALL_DEFAULTS: [&str; 6] = [
 
 fn builder() -> ServerBuilder {
     Server::builder().args(&SMALL_DEFAULTS)
-}
-
-/// splitmix64: a fixed seed gives the same stream everywhere.
-#[derive(Clone)]
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo + 1)
-    }
-    fn pct(&mut self, p: u64) -> bool {
-        self.below(100) < p
-    }
 }
 
 fn cmd_of(args: &[Vec<u8>]) -> redis::Cmd {
@@ -429,7 +407,7 @@ impl Gen {
     fn items(&mut self, n: u64, dup_pct: u64, known: &[Vec<u8>]) -> Vec<Vec<u8>> {
         (0..n)
             .map(|_| {
-                if !known.is_empty() && self.rng.pct(dup_pct) {
+                if !known.is_empty() && self.rng.percent(dup_pct) {
                     known[self.rng.below(known.len() as u64) as usize].clone()
                 } else {
                     self.fresh_item()

@@ -39,6 +39,7 @@ use std::env;
 use std::time::{Duration, Instant};
 
 use common::rdb::{rdb_len, seal, ModulePayload};
+use common::rng::Rng;
 use common::*;
 use redis::{Connection, Value};
 
@@ -95,61 +96,6 @@ const MODULE_COMMANDS: &[&str] = &[
     "cf.loadchunk",
     "cf.debug",
 ];
-
-// ---------------------------------------------------------------------------------------------
-// Fixed-seed PRNG (splitmix64)
-// ---------------------------------------------------------------------------------------------
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[0, n)` (0 when `n == 0`).
-    fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
-    }
-
-    fn index(&mut self, n: usize) -> usize {
-        self.below(n as u64) as usize
-    }
-
-    /// Uniform in `[lo, hi]`.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo + 1)
-    }
-
-    fn one_in(&mut self, n: u64) -> bool {
-        self.below(n) == 0
-    }
-
-    fn percent(&mut self, p: u64) -> bool {
-        self.below(100) < p
-    }
-
-    fn pick<'a, T>(&mut self, s: &'a [T]) -> &'a T {
-        &s[self.index(s.len())]
-    }
-
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        let mut v = Vec::with_capacity(n + 8);
-        while v.len() < n {
-            v.extend_from_slice(&self.next().to_le_bytes());
-        }
-        v.truncate(n);
-        v
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Hostile values
