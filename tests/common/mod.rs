@@ -78,6 +78,30 @@ fn python_bin() -> String {
     env::var("PYTHON").unwrap_or_else(|_| "python3".to_string())
 }
 
+/// A reference peer fetched by `scripts/peers.sh` (`make test` runs it first): `"redisbloom"`
+/// (RedisBloom 2.8.2's `redisbloom.so`), `"valkey8"` or `"valkey9"` (a `valkey-server`).
+/// `FERROBLOOM_PEER_<NAME>` (e.g. `FERROBLOOM_PEER_REDISBLOOM`) overrides the path; the
+/// default is the peers cache (`FERROBLOOM_PEERS`, else `$HOME/.cache/ferrobloom-peers`).
+/// `None` when the file is not there: a test that needs it says so and skips.
+pub fn peer_path(name: &str) -> Option<PathBuf> {
+    if let Ok(p) = env::var(format!("FERROBLOOM_PEER_{}", name.to_ascii_uppercase())) {
+        let p = PathBuf::from(p);
+        return p.is_file().then_some(p);
+    }
+    let cache = env::var("FERROBLOOM_PEERS").map(PathBuf::from).unwrap_or_else(|_| {
+        PathBuf::from(env::var("HOME").unwrap_or_else(|_| "/root".into()))
+            .join(".cache/ferrobloom-peers")
+    });
+    let rel = match name {
+        "redisbloom" => "redisbloom-2.8.2/redisbloom.so",
+        "valkey8" => "valkey-8.1.8/valkey-server",
+        "valkey9" => "valkey-9.1.2/valkey-server",
+        _ => return None,
+    };
+    let p = cache.join(rel);
+    p.is_file().then_some(p)
+}
+
 /// Path of `libferrobloom.so`, or `None` when `FERROBLOOM_MODULE=none`.
 ///
 /// Order: `FERROBLOOM_MODULE` (must exist), then the directory of the running test binary
