@@ -1,0 +1,432 @@
+//! The chain of sub-filters: creation, lookups, counting, insertion with
+//! kick-outs, growth and deletion.
+
+use super::compact::*;
+use super::table::*;
+use super::*;
+
+/// Sub-filters (newest first) whose buckets a batch prefetches per item.
+pub(super) const PREFETCH_SUBFILTERS: usize = 4;
+
+/// A scalable cuckoo filter.
+///
+/// # Compaction invariant
+///
+/// Every fingerprint of an item sits in one of the item's two candidate
+/// buckets of the sub-filter holding it. Compaction only ever *copies* a
+/// fingerprint from bucket `j` of sub-filter `k` into an empty slot of bucket
+/// `j & mask_m` or `(j ^ H(fp)) & mask_m` of an older sub-filter `m < k`
+/// (exactly that item's candidates in `m`, see the module docs), and clears the
+/// source slot in the same call. Between any two public calls every inserted,
+/// not deleted item is therefore findable (no false negatives mid-pass), and
+/// `num_items` equals the number of occupied slots. A pass walks sub-filters
+/// from the newest down to 1, a bounded number of slots per
+/// [`CuckooFilter::compact_step`] call; a trailing sub-filter is freed as soon
+/// as the pass finds it empty. Inserts and deletes may happen between steps:
+/// they keep the invariant by themselves, and the per-sub-filter occupancy
+/// counters let the pass decide emptiness without rescanning. `num_deletes`
+/// resets to 0 when a pass completes.
+pub struct CuckooFilter {
+    pub(super) subs: Vec<SubFilter>,
+    pub(super) layout: Layout,
+    pub(super) bucket_size: u8,
+    pub(super) fp_bits: u8,
+    pub(super) max_iterations: u16,
+    pub(super) expansion: u32,
+    pub(super) base_buckets: u64,
+    pub(super) num_items: u64,
+    pub(super) num_deletes: u64,
+    pub(super) error_rate: Option<f64>,
+    pub(super) cursor: Option<CompactCursor>,
+}
+
+impl fmt::Debug for CuckooFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CuckooFilter")
+            .field("num_filters", &self.subs.len())
+            .field("base_buckets", &self.base_buckets)
+            .field("bucket_size", &self.bucket_size)
+            .field("fp_bits", &self.fp_bits)
+            .field("max_iterations", &self.max_iterations)
+            .field("expansion", &self.expansion)
+            .field("num_items", &self.num_items)
+            .field("num_deletes", &self.num_deletes)
+            .field("error_rate", &self.error_rate)
+            .field("cursor", &self.cursor)
+            .finish()
+    }
+}
+
+pub(super) fn valid_error_rate(e: f64) -> bool {
+    e > 0.0 && e < 1.0
+}
+
+/// Rounds the expansion up to a power of two; 0 stays 0.
+pub(super) fn round_expansion(e: u32) -> u32 {
+    if e == 0 {
+        0
+    } else {
+        e.next_power_of_two()
+    }
+}
+
+impl CuckooFilter {
+    /// Creates an empty filter with one sub-filter of
+    /// `next_power_of_two(capacity / bucket_size)` buckets (min 1). Fails with
+    /// `InvalidParams` on out-of-range parameters, `MemoryCap` if the table
+    /// would exceed `max_bytes`, `AllocFailed` if the allocator refuses.
+    pub fn new(p: &CuckooParams, max_bytes: u64) -> Result<Self, CuckooError> {
+        if p.bucket_size == 0 {
+            return Err(CuckooError::InvalidParams(
+                "bucket size must be in [1, 255]",
+            ));
+        }
+        if p.max_iterations == 0 {
+            return Err(CuckooError::InvalidParams(
+                "max iterations must be in [1, 65535]",
+            ));
+        }
+        if p.expansion > MAX_EXPANSION {
+            return Err(CuckooError::InvalidParams(
+                "expansion must be in [0, 32768]",
+            ));
+        }
+        if !(MIN_FP_BITS..=MAX_FP_BITS).contains(&p.fp_bits) {
+            return Err(CuckooError::InvalidParams(
+                "fingerprint width must be in [4, 32]",
+            ));
+        }
+        if let Some(e) = p.error_rate {
+            if !valid_error_rate(e) {
+                return Err(CuckooError::InvalidParams("error rate must be in (0, 1)"));
+            }
+        }
+        let b = u64::from(p.bucket_size);
+        if p.capacity < 2 * b {
+            return Err(CuckooError::InvalidParams(
+                "capacity must be at least 2 * bucket size",
+            ));
+        }
+        let base = (p.capacity / b)
+            .max(1)
+            .checked_next_power_of_two()
+            .ok_or(CuckooError::MemoryCap)?;
+        let layout = Layout::new(p.fp_bits, p.bucket_size);
+        let bytes = table_bytes(base, p.bucket_size, p.fp_bits).ok_or(CuckooError::MemoryCap)?;
+        if bytes > max_bytes {
+            return Err(CuckooError::MemoryCap);
+        }
+        let mut subs = Vec::new();
+        subs.try_reserve(1).map_err(|_| CuckooError::AllocFailed)?;
+        subs.push(SubFilter::new_zeroed(base, &layout)?);
+        Ok(CuckooFilter {
+            subs,
+            layout,
+            bucket_size: p.bucket_size,
+            fp_bits: p.fp_bits,
+            max_iterations: p.max_iterations,
+            expansion: round_expansion(p.expansion),
+            base_buckets: base,
+            num_items: 0,
+            num_deletes: 0,
+            error_rate: p.error_rate,
+            cursor: None,
+        })
+    }
+
+    /// A deep copy, allocated fallibly (for COPY), checked against `max_bytes`.
+    pub fn try_clone(&self, max_bytes: u64) -> Result<Self, CuckooError> {
+        let mut c = Self::from_header(&self.encode_header(), max_bytes)?;
+        for (i, data) in self.subfilter_bytes().enumerate() {
+            c.load_subfilter_bytes(i, data)?;
+        }
+        Ok(c)
+    }
+
+    // ----- info -----
+
+    /// Items currently stored (inserts minus deletes).
+    pub fn num_items(&self) -> u64 {
+        self.num_items
+    }
+    /// Deletes since the last completed compaction pass.
+    pub fn num_deletes(&self) -> u64 {
+        self.num_deletes
+    }
+    /// Number of sub-filters.
+    pub fn num_filters(&self) -> usize {
+        self.subs.len()
+    }
+    /// Buckets of the first sub-filter (CF.INFO "Number of buckets").
+    pub fn base_buckets(&self) -> u64 {
+        self.base_buckets
+    }
+    /// Slots per bucket.
+    pub fn bucket_size(&self) -> u8 {
+        self.bucket_size
+    }
+    /// Expansion after rounding up to a power of two (0 = no growth).
+    pub fn expansion(&self) -> u32 {
+        self.expansion
+    }
+    /// Kick-outs tried before growing.
+    pub fn max_iterations(&self) -> u16 {
+        self.max_iterations
+    }
+    /// Fingerprint width in bits.
+    pub fn fp_bits(&self) -> u8 {
+        self.fp_bits
+    }
+    /// The error rate requested at creation, `None` if not given.
+    pub fn error_rate(&self) -> Option<f64> {
+        self.error_rate
+    }
+    /// Bucket count of each sub-filter, oldest first.
+    pub fn subfilter_buckets(&self) -> impl Iterator<Item = u64> + '_ {
+        self.subs.iter().map(|s| s.buckets)
+    }
+    /// Total slots over all sub-filters.
+    pub fn total_slots(&self) -> u64 {
+        self.subs
+            .iter()
+            .fold(0u64, |a, s| a.saturating_add(s.slots))
+    }
+    /// Total slot-storage bytes over all sub-filters.
+    pub fn table_bytes(&self) -> u64 {
+        self.subs
+            .iter()
+            .fold(0u64, |a, s| a.saturating_add(s.data.len() as u64))
+    }
+    /// Whether an incremental compaction pass is under way.
+    pub fn compaction_in_progress(&self) -> bool {
+        self.cursor.is_some()
+    }
+    /// `40 + 16 * sub-filters + table bytes`: RedisBloom's formula at 8 bits
+    /// (`buckets_i * bucket_size` bytes per sub-filter), the packed size otherwise.
+    pub fn mem_usage(&self) -> usize {
+        let n = self.subs.len() as u64;
+        let total = 40u64
+            .saturating_add(n.saturating_mul(16))
+            .saturating_add(self.table_bytes());
+        usize::try_from(total).unwrap_or(usize::MAX)
+    }
+
+    // ----- operations -----
+
+    #[inline(always)]
+    pub(super) fn fp_of(&self, h: &CuckooHash) -> u32 {
+        h.fingerprint(self.fp_bits)
+    }
+
+    /// Adds an item (duplicates allowed). On `Err` the filter is unchanged.
+    pub fn insert(
+        &mut self,
+        h: &CuckooHash,
+        max_filters: u32,
+        max_bytes: u64,
+    ) -> Result<(), CuckooError> {
+        let fp = self.fp_of(h);
+        let ah = alt_hash(fp);
+        if self.place(h.lo, fp, ah) || self.kick(h.lo, fp) {
+            self.count_insert();
+            return Ok(());
+        }
+        self.grow(max_filters, max_bytes)?;
+        if self.place(h.lo, fp, ah) {
+            self.count_insert();
+            Ok(())
+        } else {
+            // Unreachable: the new sub-filter is empty.
+            Err(CuckooError::Full)
+        }
+    }
+
+    /// Counts an inserted item. `num_items` never exceeds the slots, even when a
+    /// loaded header's count disagrees with the loaded table: the header check
+    /// refuses a count above the slots, so a filter must never save one (found
+    /// by fuzzing: LOADCHUNK a header claiming a full table, add, save, and the
+    /// payload no longer loaded).
+    pub(super) fn count_insert(&mut self) {
+        self.num_items = self.num_items.saturating_add(1).min(self.total_slots());
+    }
+
+    /// Adds an item unless it tests present (CF.ADDNX): `Ok(false)` = present.
+    pub fn insert_unique(
+        &mut self,
+        h: &CuckooHash,
+        max_filters: u32,
+        max_bytes: u64,
+    ) -> Result<bool, CuckooError> {
+        if self.contains(h) {
+            return Ok(false);
+        }
+        self.insert(h, max_filters, max_bytes).map(|()| true)
+    }
+
+    /// First empty slot of bucket i1, else i2, newest sub-filter first.
+    pub(super) fn place(&mut self, lo: u64, fp: u32, ah: u64) -> bool {
+        let l = self.layout;
+        for sub in self.subs.iter_mut().rev() {
+            let mask = sub.mask();
+            let i1 = lo & mask;
+            let i2 = (lo ^ ah) & mask;
+            if let Some(s) = sub.find(&l, i1, 0).or_else(|| sub.find(&l, i2, 0)) {
+                sub.set(&l, s, fp);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Kick-out in the newest sub-filter (spec 6.4): start at bucket i1; at
+    /// step `n` swap with the slot at [`victim_pos`]`(bucket, n)`, move the
+    /// evicted fingerprint to its alternate bucket, stop at the first empty
+    /// slot. On failure the swaps are undone in reverse order (no path is
+    /// stored: `alt` is an involution and the victim position depends only on
+    /// `(bucket, n)`), so the table is byte-identical to before.
+    pub(super) fn kick(&mut self, lo: u64, fp: u32) -> bool {
+        let l = self.layout;
+        let iters = u64::from(self.max_iterations);
+        let b = l.bucket_size;
+        let Some(sub) = self.subs.last_mut() else {
+            return false;
+        };
+        let mask = sub.mask();
+        let mut bucket = lo & mask;
+        let mut cur = fp;
+        for n in 0..iters {
+            let slot = bucket
+                .wrapping_mul(b)
+                .wrapping_add(victim_pos(bucket, n, b));
+            let victim = sub.get(&l, slot);
+            sub.put(&l, slot, cur);
+            cur = victim;
+            bucket = (bucket ^ alt_hash(cur)) & mask;
+            if let Some(s) = sub.find(&l, bucket, 0) {
+                sub.set(&l, s, cur);
+                return true;
+            }
+        }
+        for n in (0..iters).rev() {
+            bucket = (bucket ^ alt_hash(cur)) & mask;
+            let slot = bucket
+                .wrapping_mul(b)
+                .wrapping_add(victim_pos(bucket, n, b));
+            let back = sub.get(&l, slot);
+            sub.put(&l, slot, cur);
+            cur = back;
+        }
+        false
+    }
+
+    /// Appends sub-filter `n` with `base * expansion^n` buckets.
+    pub(super) fn grow(&mut self, max_filters: u32, max_bytes: u64) -> Result<(), CuckooError> {
+        if self.expansion == 0 {
+            return Err(CuckooError::Full);
+        }
+        let n = self.subs.len() as u64;
+        if n >= u64::from(max_filters.min(MAX_SUBFILTERS)) {
+            return Err(CuckooError::MaxExpansions);
+        }
+        let last = self.subs.last().map_or(self.base_buckets, |s| s.buckets);
+        let buckets = last
+            .checked_mul(u64::from(self.expansion))
+            .ok_or(CuckooError::MemoryCap)?;
+        let bytes =
+            table_bytes(buckets, self.bucket_size, self.fp_bits).ok_or(CuckooError::MemoryCap)?;
+        let total = self
+            .table_bytes()
+            .checked_add(bytes)
+            .ok_or(CuckooError::MemoryCap)?;
+        if total > max_bytes {
+            return Err(CuckooError::MemoryCap);
+        }
+        self.subs
+            .try_reserve(1)
+            .map_err(|_| CuckooError::AllocFailed)?;
+        let sub = SubFilter::new_zeroed(buckets, &self.layout)?;
+        self.subs.push(sub);
+        Ok(())
+    }
+
+    /// Prefetches both candidate buckets of `h` in the newest sub-filters (at
+    /// most [`PREFETCH_SUBFILTERS`]), for batches (see `core::hash::HashAhead`).
+    #[inline]
+    pub fn prefetch(&self, h: &CuckooHash) {
+        let l = self.layout;
+        let ah = alt_hash(self.fp_of(h));
+        for sub in self.subs.iter().rev().take(PREFETCH_SUBFILTERS) {
+            let mask = sub.mask();
+            sub.prefetch_bucket(&l, h.lo & mask);
+            sub.prefetch_bucket(&l, (h.lo ^ ah) & mask);
+        }
+    }
+
+    /// Whether the item may be present (no false negatives).
+    pub fn contains(&self, h: &CuckooHash) -> bool {
+        let l = self.layout;
+        let fp = self.fp_of(h);
+        let ah = alt_hash(fp);
+        self.subs.iter().any(|sub| {
+            let mask = sub.mask();
+            let i1 = h.lo & mask;
+            let i2 = (h.lo ^ ah) & mask;
+            sub.find(&l, i1, fp).is_some() || (i2 != i1 && sub.find(&l, i2, fp).is_some())
+        })
+    }
+
+    /// Matching fingerprints over both candidate buckets of every sub-filter; a
+    /// bucket that is both candidates is counted once (fixes quirk Q10).
+    pub fn count(&self, h: &CuckooHash) -> u64 {
+        let l = self.layout;
+        let fp = self.fp_of(h);
+        let ah = alt_hash(fp);
+        self.subs.iter().fold(0u64, |acc, sub| {
+            let mask = sub.mask();
+            let i1 = h.lo & mask;
+            let i2 = (h.lo ^ ah) & mask;
+            let mut c = sub.count_in(&l, i1, fp);
+            if i2 != i1 {
+                c = c.saturating_add(sub.count_in(&l, i2, fp));
+            }
+            acc.saturating_add(c)
+        })
+    }
+
+    /// Removes one copy (newest sub-filter first, bucket i1 before i2). Returns
+    /// whether a fingerprint was cleared. A successful delete advances a running
+    /// compaction pass, or starts one (stop-at-first-failure, like RedisBloom)
+    /// when there is more than one sub-filter and deletes exceed 10% of the
+    /// items; each call does at most [`AUTO_COMPACT_BUDGET`] units of work.
+    pub fn delete(&mut self, h: &CuckooHash) -> bool {
+        let l = self.layout;
+        let fp = self.fp_of(h);
+        let ah = alt_hash(fp);
+        let mut found = false;
+        for sub in self.subs.iter_mut().rev() {
+            let mask = sub.mask();
+            let i1 = h.lo & mask;
+            let i2 = (h.lo ^ ah) & mask;
+            if let Some(s) = sub.find(&l, i1, fp).or_else(|| sub.find(&l, i2, fp)) {
+                sub.set(&l, s, 0);
+                found = true;
+                break;
+            }
+        }
+        if !found {
+            return false;
+        }
+        self.num_items = self.num_items.saturating_sub(1);
+        self.num_deletes = self.num_deletes.saturating_add(1);
+        if self.cursor.is_none()
+            && self.subs.len() > 1
+            && self.num_deletes.saturating_mul(10) > self.num_items
+        {
+            self.start_pass(false);
+        }
+        if self.cursor.is_some() {
+            self.compact_step(AUTO_COMPACT_BUDGET);
+        }
+        true
+    }
+}
