@@ -88,10 +88,12 @@ pub fn peer_path(name: &str) -> Option<PathBuf> {
         let p = PathBuf::from(p);
         return p.is_file().then_some(p);
     }
-    let cache = env::var("FERROBLOOM_PEERS").map(PathBuf::from).unwrap_or_else(|_| {
-        PathBuf::from(env::var("HOME").unwrap_or_else(|_| "/root".into()))
-            .join(".cache/ferrobloom-peers")
-    });
+    let cache = env::var("FERROBLOOM_PEERS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(env::var("HOME").unwrap_or_else(|_| "/root".into()))
+                .join(".cache/ferrobloom-peers")
+        });
     let rel = match name {
         "redisbloom" => "redisbloom-2.8.2/redisbloom.so",
         "valkey8" => "valkey-8.1.8/valkey-server",
