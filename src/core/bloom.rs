@@ -47,7 +47,10 @@
 //! reply, never a slow or broken filter.
 
 use super::bits::{AllocError, Line, Words, LINE_BITS};
-use super::hash::{fastrange, ItemHash};
+use super::hash::{fastrange, HashScheme, ItemHash};
+
+mod redisbloom;
+pub use redisbloom::{RbChain, RB_MAX_HASHES};
 
 /// `ln(2)` as RedisBloom writes it (one digit short of `f64::consts::LN_2`; the
 /// exact value decides `k = ceil(ln 2 * bpe)` at boundaries, so keep RedisBloom's).
@@ -76,6 +79,9 @@ pub enum BloomLayout {
     Classic,
     /// All `k` bits of an item in one 512-bit block (one cache line).
     Blocked,
+    /// A link migrated from RedisBloom: RedisBloom's own bit indexing
+    /// (`(a + i·b) mod M`, see `redisbloom.rs`). Never chosen for new filters.
+    RedisBloom,
 }
 
 impl BloomLayout {
@@ -84,6 +90,7 @@ impl BloomLayout {
         match self {
             BloomLayout::Classic => LAYOUT_CLASSIC,
             BloomLayout::Blocked => LAYOUT_BLOCKED,
+            BloomLayout::RedisBloom => LAYOUT_REDISBLOOM,
         }
     }
 
@@ -100,6 +107,7 @@ impl BloomLayout {
         match self {
             BloomLayout::Classic => "classic",
             BloomLayout::Blocked => "blocked",
+            BloomLayout::RedisBloom => "redisbloom",
         }
     }
 
@@ -175,6 +183,14 @@ pub struct LinkShape {
     pub hashes: u32,
     /// How the bits of an item are placed.
     pub layout: BloomLayout,
+    /// Bits per entry (`|ln error| / ln(2)^2`; persisted only for RedisBloom links).
+    pub bpe: f64,
+    /// RedisBloom's power-of-two exponent of the modulus (0 = the modulus is
+    /// `bits`); always 0 for ferrobloom's own layouts.
+    pub n2: u8,
+    /// Bytes of bit storage: `bits / 8`, except for links from RedisBloom 1.x
+    /// files, whose byte length is whatever they were saved with.
+    pub storage: u64,
 }
 
 impl LinkShape {
@@ -195,6 +211,9 @@ impl LinkShape {
         match layout {
             BloomLayout::Classic => Ok(classic),
             BloomLayout::Blocked => Self::blocked(classic, guaranteed),
+            BloomLayout::RedisBloom => Err(BloomError::InvalidParams(
+                "the RedisBloom layout is only for migrated filters",
+            )),
         }
     }
 
@@ -220,6 +239,7 @@ impl LinkShape {
             bits,
             hashes: k,
             layout: BloomLayout::Blocked,
+            storage: bits / 8,
             ..classic
         })
     }
@@ -275,13 +295,16 @@ impl LinkShape {
             bits,
             hashes: hashes_f as u32,
             layout: BloomLayout::Classic,
+            bpe,
+            n2: 0,
+            storage: bits / 8,
         })
     }
 
     /// Bytes of bit storage.
     #[inline]
     pub fn bytes(&self) -> u64 {
-        self.bits / 8
+        self.storage
     }
 }
 
@@ -360,7 +383,8 @@ pub struct Link {
 
 impl Link {
     fn new(shape: LinkShape) -> Result<Self, BloomError> {
-        let words = usize::try_from(shape.bits / 64).map_err(|_| BloomError::MemoryCap)?;
+        let words =
+            usize::try_from(shape.storage.div_ceil(8)).map_err(|_| BloomError::MemoryCap)?;
         Ok(Link {
             shape,
             items: 0,
@@ -382,11 +406,20 @@ impl Link {
 
     /// The persisted little-endian byte view of the bits.
     pub fn data(&self) -> &[u8] {
-        self.words.as_bytes()
+        let bytes = self.words.as_bytes();
+        bytes.get(..self.storage()).unwrap_or(bytes)
     }
 
     pub fn data_mut(&mut self) -> &mut [u8] {
-        self.words.as_bytes_mut()
+        let n = self.storage();
+        let bytes = self.words.as_bytes_mut();
+        let len = bytes.len();
+        bytes.get_mut(..n.min(len)).unwrap_or_default()
+    }
+
+    /// Bytes of storage (at most the words' bytes, by construction).
+    fn storage(&self) -> usize {
+        usize::try_from(self.shape.storage).unwrap_or(usize::MAX)
     }
 
     #[inline(always)]
@@ -407,6 +440,17 @@ impl Link {
                 Some(line) => block_contains(line, h.hi, self.shape.hashes),
                 None => false,
             },
+            BloomLayout::RedisBloom => {
+                let m = self.shape.modulus();
+                let mut g = h.lo;
+                for _ in 0..self.shape.hashes {
+                    if !self.words.get(redisbloom::index(g, m)) {
+                        return false;
+                    }
+                    g = g.wrapping_add(h.hi);
+                }
+                true
+            }
         }
     }
 
@@ -425,6 +469,14 @@ impl Link {
                 let (block, k) = (self.block(h), self.shape.hashes);
                 if let Some(line) = self.words.line_mut(block) {
                     block_insert(line, h.hi, k);
+                }
+            }
+            BloomLayout::RedisBloom => {
+                let m = self.shape.modulus();
+                let mut g = h.lo;
+                for _ in 0..self.shape.hashes {
+                    self.words.set(redisbloom::index(g, m));
+                    g = g.wrapping_add(h.hi);
                 }
             }
         }
@@ -451,6 +503,14 @@ impl Link {
                 }
             }
             BloomLayout::Blocked => self.words.prefetch_line(self.block(h)),
+            BloomLayout::RedisBloom => {
+                let m = self.shape.modulus();
+                let mut g = h.lo;
+                for _ in 0..self.shape.hashes.min(CLASSIC_PREFETCH) {
+                    self.words.prefetch(redisbloom::index(g, m));
+                    g = g.wrapping_add(h.hi);
+                }
+            }
         }
     }
 
@@ -498,6 +558,9 @@ pub struct BloomChain {
     items: u64,
     /// Growth factor; 0 means non-scaling.
     expansion: u32,
+    /// Set for filters migrated from RedisBloom: they keep its hashing, bit
+    /// indexing, link sizing and header (see `redisbloom.rs`).
+    rb: Option<RbChain>,
 }
 
 /// The fixed part of `mem_usage`, per RedisBloom's formula (spec 8.3).
@@ -536,6 +599,7 @@ impl BloomChain {
             links: Vec::new(),
             items: 0,
             expansion,
+            rb: None,
         };
         chain.push_link(shape, limits)?;
         Ok(chain)
@@ -579,14 +643,19 @@ impl BloomChain {
             None => return Err(BloomError::InvalidParams("filter has no links")),
         };
         if full {
-            if self.expansion == 0 {
-                return Err(BloomError::Full);
-            }
-            let entries = next
-                .0
-                .checked_mul(u64::from(self.expansion))
-                .ok_or(BloomError::MemoryCap)?;
-            let shape = LinkShape::with_layout(entries, next.1 * TIGHTENING_RATIO, next.2, false)?;
+            let shape = match self.rb {
+                Some(rb) => rb.next_link(next.0, next.1)?,
+                None => {
+                    if self.expansion == 0 {
+                        return Err(BloomError::Full);
+                    }
+                    let entries = next
+                        .0
+                        .checked_mul(u64::from(self.expansion))
+                        .ok_or(BloomError::MemoryCap)?;
+                    LinkShape::with_layout(entries, next.1 * TIGHTENING_RATIO, next.2, false)?
+                }
+            };
             self.push_link(shape, limits)?;
         }
         // Only a crafted header (link capacities are not bound by their bits)
@@ -623,7 +692,26 @@ impl BloomChain {
 
     /// `None` for non-scaling filters.
     pub fn expansion(&self) -> Option<u32> {
-        (self.expansion != 0).then_some(self.expansion)
+        match self.rb {
+            Some(rb) => rb.scaling().then_some(rb.growth),
+            None => (self.expansion != 0).then_some(self.expansion),
+        }
+    }
+
+    /// How this filter hashes items.
+    pub fn scheme(&self) -> HashScheme {
+        self.rb.map_or(HashScheme::Xxh3, |rb| rb.scheme())
+    }
+
+    /// The item's hash under this filter's scheme.
+    #[inline]
+    pub fn hash(&self, item: &[u8]) -> ItemHash {
+        self.scheme().bloom(item)
+    }
+
+    /// Whether the filter came from RedisBloom (and keeps its formats).
+    pub fn is_redisbloom(&self) -> bool {
+        self.rb.is_some()
     }
 
     pub fn links(&self) -> &[Link] {
@@ -660,6 +748,7 @@ impl BloomChain {
             links,
             items: self.items,
             expansion: self.expansion,
+            rb: self.rb,
         })
     }
 }
@@ -678,6 +767,9 @@ const LINK_RECORD: usize = 40;
 pub const LAYOUT_CLASSIC: u8 = 0;
 /// Bit-position layout 1: all probes in one 512-bit block (module doc).
 pub const LAYOUT_BLOCKED: u8 = 1;
+/// RedisBloom's layout: never written in a ferrobloom header (such chains are
+/// written in RedisBloom's header format), refused when read from one.
+const LAYOUT_REDISBLOOM: u8 = 2;
 
 impl BloomChain {
     /// Encodes the filter's shape and counters (not its bits).
@@ -705,7 +797,14 @@ impl BloomChain {
     /// The bit arrays follow separately: in RDB as string buffers of at most
     /// [`SCANDUMP_CHUNK`] bytes each, link by link; over SCANDUMP as data chunks.
     /// Each link's bytes are its bits, least significant bit first.
+    ///
+    /// A filter migrated from RedisBloom is written in RedisBloom's own header
+    /// format instead (`encode_rb_header`, documented in `redisbloom.rs`), the
+    /// only one that describes it and the one RedisBloom's LOADCHUNK takes.
     pub fn encode_header(&self) -> Vec<u8> {
+        if let Some(rb) = &self.rb {
+            return self.encode_rb_header(rb);
+        }
         let mut out = Vec::with_capacity(HEADER_FIXED + LINK_RECORD * self.links.len());
         out.extend_from_slice(&HEADER_MAGIC);
         out.push(HEADER_VERSION);
@@ -727,7 +826,26 @@ impl BloomChain {
 
     /// Validates a header completely, then allocates a zeroed filter of its shape.
     /// Nothing is allocated for a header that fails any check.
+    ///
+    /// Takes ferrobloom's header and RedisBloom's: a header is ferrobloom's when it
+    /// opens with the magic `FBbf` and passes every check of that format; anything
+    /// else is read as RedisBloom's (exactly `20 + 53·n` bytes, see `redisbloom.rs`).
+    /// The two formats' lengths coincide only at 1504 bytes (28 RedisBloom links,
+    /// 37 ferrobloom links), where a RedisBloom header would also need a total item
+    /// count whose low bytes spell the magic and version.
     pub fn from_header(bytes: &[u8], limits: &Limits) -> Result<Self, BloomError> {
+        if bytes.starts_with(&HEADER_MAGIC) {
+            match Self::from_native_header(bytes, limits) {
+                Ok(c) => return Ok(c),
+                Err(e) => return Self::from_rb_header(bytes, limits).map_err(|_| e),
+            }
+        }
+        Self::from_rb_header(bytes, limits)
+    }
+
+    /// Reads ferrobloom's own header only (RDB payloads record which format
+    /// their header has).
+    pub fn from_native_header(bytes: &[u8], limits: &Limits) -> Result<Self, BloomError> {
         let mut r = Reader::new(bytes);
         if r.take(4)? != HEADER_MAGIC {
             return Err(BloomError::BadHeader("bad magic"));
@@ -781,6 +899,7 @@ impl BloomChain {
                 return Err(BloomError::BadHeader("bad link hash count"));
             }
             let layout = BloomLayout::from_code(layout)
+                .filter(|l| *l != BloomLayout::RedisBloom)
                 .ok_or(BloomError::BadHeader("unknown link layout"))?;
             if layout == BloomLayout::Blocked && bits % LINE_BITS != 0 {
                 return Err(BloomError::BadHeader("blocked link with a partial block"));
@@ -796,6 +915,9 @@ impl BloomChain {
                     bits,
                     hashes,
                     layout,
+                    bpe: error.ln().abs() / LN2_SQUARED,
+                    n2: 0,
+                    storage: bits / 8,
                 },
                 items,
             ));
@@ -822,6 +944,7 @@ impl BloomChain {
             links,
             items: total,
             expansion,
+            rb: None,
         })
     }
 
@@ -913,7 +1036,7 @@ impl BloomChain {
 }
 
 /// A bounds-checked little-endian reader for headers.
-struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     buf: &'a [u8],
 }
 
@@ -941,6 +1064,9 @@ impl<'a> Reader<'a> {
         let mut a = [0u8; 8];
         a.copy_from_slice(self.take(8)?);
         Ok(u64::from_le_bytes(a))
+    }
+    fn f64(&mut self) -> Result<f64, BloomError> {
+        Ok(f64::from_bits(self.u64()?))
     }
 }
 

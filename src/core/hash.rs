@@ -9,6 +9,12 @@
 //!
 //! How each filter turns the two halves into positions is documented beside the
 //! filter (`bloom::Link` for Bloom filters).
+//!
+//! Filters migrated from RedisBloom keep RedisBloom's hashing ([`HashScheme`]):
+//! MurmurHash64A (Bloom: `a = H(item, 0xc6a4a7935bd1e995)`, `b = H(item, a)`;
+//! Cuckoo: `H(item, 0)`) or, for Bloom filters from RedisBloom 1.x files without the
+//! FORCE64 option, 32-bit MurmurHash2 (`a = M(item, 0x9747b28c)`, `b = M(item, a)`).
+//! The scheme is a property of each filter, persisted with it.
 
 use xxhash_rust::xxh3::xxh3_128;
 
@@ -28,6 +34,114 @@ impl ItemHash {
             hi: (h >> 64) as u64,
         }
     }
+}
+
+/// How a filter hashes its items (persisted per filter; see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum HashScheme {
+    /// ferrobloom's own: XXH3-128 halves.
+    #[default]
+    Xxh3,
+    /// RedisBloom's 64-bit scheme (option FORCE64, every filter RedisBloom 2.x creates).
+    Murmur64,
+    /// RedisBloom 1.x's 32-bit scheme (Bloom filters without FORCE64).
+    Murmur32,
+}
+
+/// RedisBloom's seed of the first Bloom hash (also MurmurHash64A's multiplier).
+const MURMUR64_SEED: u64 = 0xc6a4_a793_5bd1_e995;
+/// RedisBloom's seed of the first 32-bit Bloom hash.
+const MURMUR32_SEED: u32 = 0x9747_b28c;
+
+impl HashScheme {
+    /// The `(lo, hi)` pair a Bloom filter of this scheme probes with: XXH3's
+    /// halves, or RedisBloom's `(a, b)`.
+    #[inline]
+    pub fn bloom(self, item: &[u8]) -> ItemHash {
+        match self {
+            HashScheme::Xxh3 => ItemHash::of(item),
+            HashScheme::Murmur64 => {
+                let a = murmur64a(item, MURMUR64_SEED);
+                ItemHash {
+                    lo: a,
+                    hi: murmur64a(item, a),
+                }
+            }
+            HashScheme::Murmur32 => {
+                let a = murmur2_32(item, MURMUR32_SEED);
+                ItemHash {
+                    lo: u64::from(a),
+                    hi: u64::from(murmur2_32(item, a)),
+                }
+            }
+        }
+    }
+
+    /// The hash width RedisBloom's BF.DEBUG reports (`hashwidth:`).
+    pub fn width(self) -> u32 {
+        match self {
+            HashScheme::Murmur32 => 32,
+            _ => 64,
+        }
+    }
+}
+
+/// MurmurHash64A (Austin Appleby), as RedisBloom's `MurmurHash64A_Bloom`: 8-byte
+/// little-endian words, then the tail bytes.
+pub fn murmur64a(data: &[u8], seed: u64) -> u64 {
+    const M: u64 = 0xc6a4_a793_5bd1_e995;
+    const R: u32 = 47;
+    let mut h = seed ^ (data.len() as u64).wrapping_mul(M);
+    let mut words = data.chunks_exact(8);
+    for w in &mut words {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        let mut k = u64::from_le_bytes(b);
+        k = k.wrapping_mul(M);
+        k ^= k >> R;
+        k = k.wrapping_mul(M);
+        h ^= k;
+        h = h.wrapping_mul(M);
+    }
+    let tail = words.remainder();
+    if !tail.is_empty() {
+        for (i, &byte) in tail.iter().enumerate() {
+            h ^= u64::from(byte) << (8 * i);
+        }
+        h = h.wrapping_mul(M);
+    }
+    h ^= h >> R;
+    h = h.wrapping_mul(M);
+    h ^= h >> R;
+    h
+}
+
+/// MurmurHash2, 32-bit (Austin Appleby), little-endian words.
+pub fn murmur2_32(data: &[u8], seed: u32) -> u32 {
+    const M: u32 = 0x5bd1_e995;
+    let mut h = seed ^ (data.len() as u32);
+    let mut words = data.chunks_exact(4);
+    for w in &mut words {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(w);
+        let mut k = u32::from_le_bytes(b);
+        k = k.wrapping_mul(M);
+        k ^= k >> 24;
+        k = k.wrapping_mul(M);
+        h = h.wrapping_mul(M);
+        h ^= k;
+    }
+    let tail = words.remainder();
+    if !tail.is_empty() {
+        for (i, &byte) in tail.iter().enumerate() {
+            h ^= u32::from(byte) << (8 * i);
+        }
+        h = h.wrapping_mul(M);
+    }
+    h ^= h >> 13;
+    h = h.wrapping_mul(M);
+    h ^= h >> 15;
+    h
 }
 
 /// Maps a uniformly distributed 64-bit value onto `0..n` without a division
@@ -133,6 +247,54 @@ mod tests {
             assert_eq!(prefetched, want);
             assert!(ahead.next_with(|_| panic!("nothing left")).is_none());
         }
+    }
+
+    #[test]
+    fn redisbloom_murmur_test_vectors() {
+        // (item, a, b, cuckoo hash) from the compatibility spec, section 6.1.
+        let vectors: [(&[u8], u64, u64, u64); 6] = [
+            (b"", 0x1ab11ea5a7b2c56e, 0xbbddcb5ab56dd547, 0),
+            (
+                b"a",
+                0x4292cee227b9150a,
+                0x7e9b527031f50c11,
+                0x071717d2d36b6b11,
+            ),
+            (
+                b"foo",
+                0x822b4f99b121f10d,
+                0x9d63d52a557f61c2,
+                0xcdde38358fd25b01,
+            ),
+            (
+                b"hello",
+                0x5ba5b8a59803e699,
+                0xa7d451d588a0c2a4,
+                0x1e68d17c457bf117,
+            ),
+            (
+                b"abcdefgh",
+                0xd435df7a565a8af1,
+                0xbf3d673c0b1029cf,
+                0xafdb0257ff41aa98,
+            ),
+            (
+                b"abcdefghi",
+                0xa2c004e44bd0a465,
+                0x28459a22cef68950,
+                0xc9b9d84356146ac2,
+            ),
+        ];
+        for (item, a, b, c) in vectors {
+            let h = HashScheme::Murmur64.bloom(item);
+            assert_eq!((h.lo, h.hi), (a, b), "{item:?}");
+            assert_eq!(murmur64a(item, 0), c, "{item:?}");
+        }
+        assert_eq!(murmur2_32(b"foo", 0x9747b28c), 597841616);
+        let h = HashScheme::Murmur32.bloom(b"foo");
+        assert_eq!(h.lo, 597841616);
+        assert_eq!(h.hi, u64::from(murmur2_32(b"foo", 597841616)));
+        assert_eq!(HashScheme::Xxh3.bloom(b"foo"), ItemHash::of(b"foo"));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::cmd::bf::{format_g, parse_insert, parse_reserve, CreateParams, InfoFi
 use crate::cmd::errors::{self as e, bloom as map_err, CmdError, Op};
 use crate::cmd::parse::{check_item_sizes, parse_i64, ArgList};
 use crate::core::bloom::{BloomChain, BloomError, BloomLayout};
-use crate::core::hash::{HashAhead, ItemHash};
+use crate::core::hash::HashAhead;
 
 pub type CmdResult = Result<(), CmdError>;
 
@@ -134,7 +134,7 @@ fn add_items(
     let mut changed = false;
     match shape {
         Shape::Single => {
-            let h = ItemHash::of(args.bytes(items_from));
+            let h = chain.hash(args.bytes(items_from));
             let r = chain.add(&h, &limits);
             changed = matches!(r, Ok(true));
             replicate_add(ctx, name, created, changed);
@@ -147,7 +147,8 @@ fn add_items(
             // Items refused by an error: a limit (bf-max-links, max-filter-memory)
             // does not apply where the command is replayed, so they must not be.
             let mut refused: Vec<usize> = Vec::new();
-            let mut ahead = HashAhead::new(args.iter_from(items_from), ItemHash::of);
+            let scheme = chain.scheme();
+            let mut ahead = HashAhead::new(args.iter_from(items_from), |i| scheme.bloom(i));
             while let Some(h) = ahead.next_with(|h| chain.prefetch(h)) {
                 replied += 1;
                 match chain.add(&h, &limits) {
@@ -241,7 +242,7 @@ pub fn exists(ctx: Ctx, args: Args) -> CmdResult {
     let mut key = Key::open(ctx, key_name(&args)?, false);
     let present = key
         .present(&BLOOM)
-        .is_some_and(|c| c.contains(&ItemHash::of(args.bytes(2))));
+        .is_some_and(|c| c.contains(&c.hash(args.bytes(2))));
     ctx.reply_bool(present);
     Ok(())
 }
@@ -256,7 +257,8 @@ pub fn mexists(ctx: Ctx, args: Args) -> CmdResult {
     ctx.reply_array(args.len() - 2);
     match key.present(&BLOOM) {
         Some(chain) => {
-            let mut ahead = HashAhead::new(args.iter_from(2), ItemHash::of);
+            let scheme = chain.scheme();
+            let mut ahead = HashAhead::new(args.iter_from(2), |i| scheme.bloom(i));
             while let Some(h) = ahead.next_with(|h| chain.prefetch(h)) {
                 ctx.reply_bool(chain.contains(&h));
             }
@@ -388,15 +390,16 @@ pub fn debug(ctx: Ctx, args: Args) -> CmdResult {
     for l in c.links() {
         let s = l.shape();
         let line = format!(
-            "bytes:{} bits:{} hashes:{} hashwidth:64 capacity:{} size:{} ratio:{}{}",
+            "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}{}",
             s.bytes(),
-            s.bits,
+            if s.bits != 0 { s.bits } else { s.modulus() },
             s.hashes,
+            c.scheme().width(),
             s.entries,
             l.items(),
             format_g(s.error),
             match s.layout {
-                BloomLayout::Classic => "",
+                BloomLayout::Classic | BloomLayout::RedisBloom => "",
                 BloomLayout::Blocked => " layout:blocked",
             }
         );

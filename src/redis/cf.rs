@@ -8,7 +8,7 @@ use super::config::{cf_max_filters, cuckoo_defaults, max_filter_bytes};
 use super::types::CUCKOO;
 use crate::cmd::cf::{parse_insert, parse_position, parse_reserve};
 use crate::cmd::errors::{self as e, cuckoo as map_err, CmdError, Op};
-use crate::core::cuckoo::{hash_item, CuckooFilter, CuckooHash, CuckooParams};
+use crate::core::cuckoo::{hash_for, CuckooFilter, CuckooHash, CuckooParams, MAX_SUBFILTERS};
 use crate::core::hash::HashAhead;
 
 /// Work budget of one CF.COMPACT (units of `CuckooFilter::compact_step`: about
@@ -106,13 +106,28 @@ fn insert_one(
     nx: bool,
 ) -> Result<bool, crate::core::cuckoo::CuckooError> {
     let h = *h;
-    let max_filters = cf_max_filters(ctx.trusted());
+    // A filter from RedisBloom keeps its rule: the limit is checked once per
+    // command (`check_expansions`), and the command itself may grow past it.
+    let max_filters = if f.is_redisbloom() {
+        MAX_SUBFILTERS
+    } else {
+        cf_max_filters(ctx.trusted())
+    };
     let max_bytes = max_filter_bytes(ctx.trusted());
     if nx {
         f.insert_unique(&h, max_filters, max_bytes)
     } else {
         f.insert(&h, max_filters, max_bytes).map(|()| true)
     }
+}
+
+/// RedisBloom's per-command check, kept for filters migrated from it: a filter
+/// that already has `cf-max-expansions` sub-filters refuses the whole command.
+fn check_expansions(ctx: Ctx, f: &CuckooFilter) -> CmdResult {
+    if f.is_redisbloom() && f.num_filters() as u64 >= u64::from(cf_max_filters(ctx.trusted())) {
+        return Err(e::CF_MAX_EXPANSIONS.into());
+    }
+    Ok(())
 }
 
 fn add_one(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
@@ -125,7 +140,8 @@ fn add_one(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
     let mut key = Key::open(ctx, name, true);
     let created = open_for_insert(ctx, &mut key, Some(d.params(d.capacity, None)?))?;
     let f = key.existing(&CUCKOO)?;
-    let r = insert_one(ctx, f, &hash_item(args.bytes(2)), nx);
+    check_expansions(ctx, f)?;
+    let r = insert_one(ctx, f, &f.hash(args.bytes(2)), nx);
     replicate_insert(ctx, name, created, matches!(r, Ok(true)));
     ctx.reply_bool(r.map_err(|err| map_err(Op::Insert, &err))?);
     Ok(())
@@ -148,6 +164,7 @@ fn insert_many(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
     let mut key = Key::open(ctx, name, true);
     let created = open_for_insert(ctx, &mut key, a.create)?;
     let f = key.existing(&CUCKOO)?;
+    check_expansions(ctx, f)?;
     let resp3 = ctx.is_resp3();
     let mut changed = false;
     // Items refused (a failed insert changes nothing): a limit (cf-max-expansions,
@@ -155,7 +172,8 @@ fn insert_many(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
     // must not be.
     let mut refused: Vec<usize> = Vec::new();
     ctx.reply_array(args.len().saturating_sub(a.items_from));
-    let mut ahead = HashAhead::new(args.iter_from(a.items_from), hash_item);
+    let rb = f.is_redisbloom();
+    let mut ahead = HashAhead::new(args.iter_from(a.items_from), |i| hash_for(rb, i));
     let mut i = 0;
     while let Some(h) = ahead.next_with(|h| f.prefetch(h)) {
         let r = insert_one(ctx, f, &h, nx);
@@ -206,7 +224,7 @@ pub fn exists(ctx: Ctx, args: Args) -> CmdResult {
     let mut key = Key::open(ctx, key_name(&args)?, false);
     let present = key
         .present(&CUCKOO)
-        .is_some_and(|f| f.contains(&hash_item(args.bytes(2))));
+        .is_some_and(|f| f.contains(&f.hash(args.bytes(2))));
     ctx.reply_bool(present);
     Ok(())
 }
@@ -221,7 +239,8 @@ pub fn mexists(ctx: Ctx, args: Args) -> CmdResult {
     ctx.reply_array(args.len() - 2);
     match key.present(&CUCKOO) {
         Some(f) => {
-            let mut ahead = HashAhead::new(args.iter_from(2), hash_item);
+            let rb = f.is_redisbloom();
+            let mut ahead = HashAhead::new(args.iter_from(2), |i| hash_for(rb, i));
             while let Some(h) = ahead.next_with(|h| f.prefetch(h)) {
                 ctx.reply_bool(f.contains(&h));
             }
@@ -240,7 +259,7 @@ pub fn count(ctx: Ctx, args: Args) -> CmdResult {
     let mut key = Key::open(ctx, key_name(&args)?, false);
     let n = key
         .present(&CUCKOO)
-        .map_or(0, |f| f.count(&hash_item(args.bytes(2))));
+        .map_or(0, |f| f.count(&f.hash(args.bytes(2))));
     ctx.reply_integer(n as i64);
     Ok(())
 }
@@ -255,7 +274,8 @@ pub fn del(ctx: Ctx, args: Args) -> CmdResult {
     if key.state(&CUCKOO) != KeyState::Found {
         return Err(e::CF_DEL_NOT_FOUND.into());
     }
-    let deleted = key.existing(&CUCKOO)?.delete(&hash_item(args.bytes(2)));
+    let f = key.existing(&CUCKOO)?;
+    let deleted = f.delete(&f.hash(args.bytes(2)));
     if deleted {
         ctx.replicate_verbatim();
     }
@@ -272,7 +292,13 @@ pub fn compact(ctx: Ctx, args: Args) -> CmdResult {
     if key.state(&CUCKOO) != KeyState::Found {
         return Err(e::CF_COMPACT_NOT_FOUND.into());
     }
-    key.existing(&CUCKOO)?.compact_step(COMPACT_BUDGET);
+    let f = key.existing(&CUCKOO)?;
+    if f.is_redisbloom() {
+        // RedisBloom compacts in full; a migrated filter evolves as it would.
+        f.compact();
+    } else {
+        f.compact_step(COMPACT_BUDGET);
+    }
     ctx.replicate_verbatim();
     ctx.reply_ok();
     Ok(())
@@ -297,6 +323,15 @@ pub fn info(ctx: Ctx, args: Args) -> CmdResult {
         // ferrobloom's fields follow RedisBloom's.
         (c"Fingerprint size", u64::from(f.fp_bits())),
     ];
+    if f.is_redisbloom() {
+        // Exactly RedisBloom's reply for a filter that came from it.
+        ctx.reply_map(8);
+        for (label, v) in ints.iter().take(8) {
+            ctx.reply_simple(label);
+            ctx.reply_integer(*v as i64);
+        }
+        return Ok(());
+    }
     ctx.reply_map(ints.len() + 1);
     for (label, v) in ints {
         ctx.reply_simple(label);

@@ -2,17 +2,27 @@
 //! MEMORY USAGE, lazy free), written once for both filter types through the
 //! [`FilterValue`] trait.
 //!
-//! # RDB encoding version 5 (ferrobloom's first), for `MBbloom--` and `MBbloomCF`
-//! Versions 0-4 belong to RedisBloom's own payloads and are refused with a log
-//! line (a loader for them can be added later without touching this one).
-//! Version 5 is the SCANDUMP stream stored as RDB string buffers:
-//! 1. one string buffer: the filter's header (Bloom: magic `FBbf`, documented on
-//!    [`BloomChain::encode_header`]; Cuckoo: magic `FBcf`, documented on
-//!    [`CuckooFilter::encode_header`]);
-//! 2. the filter's data, as the SCANDUMP data chunks in order (at most 16 MiB
-//!    each, never spanning two sub-filters): one string buffer per chunk. The
-//!    count and lengths follow from the header, and every length is checked on
-//!    load.
+//! # RDB encoding versions, for `MBbloom--` and `MBbloomCF`
+//! ferrobloom registers RedisBloom's type names, so every RedisBloom payload
+//! reaches these loaders with its own encoding version:
+//!
+//! - **0-4: RedisBloom's own payloads** (its `BFRdbLoad` / `CFRdbLoad` field
+//!   orders, documented on `BloomChain::from_redisbloom_rdb` and
+//!   `CuckooFilter::from_redisbloom_rdb`). Such filters keep RedisBloom's hashing
+//!   and formats; they are saved back as version 6.
+//! - **5: ferrobloom's first** (kept loadable): the SCANDUMP stream stored as RDB
+//!   string buffers:
+//!   1. one string buffer: the filter's header (Bloom: magic `FBbf`, documented
+//!      on [`BloomChain::encode_header`]; Cuckoo: magic `FBcf`, documented on
+//!      [`CuckooFilter::encode_header`]);
+//!   2. the filter's data, as the SCANDUMP data chunks in order (at most 16 MiB
+//!      each, never spanning two sub-filters): one string buffer per chunk. The
+//!      count and lengths follow from the header, and every length is checked on
+//!      load.
+//! - **6: the current one**: one unsigned, the filter's hash scheme and header
+//!   format (0 = ferrobloom's, 1 = RedisBloom's: RedisBloom's SCANDUMP header,
+//!   documented in `core/bloom/redisbloom.rs` and `core/cuckoo/redisbloom.rs`),
+//!   then exactly version 5's buffers.
 //!
 //! Loading validates the header completely (including the per-filter memory cap)
 //! before allocating, then checks every buffer; anything wrong returns null, which
@@ -29,10 +39,17 @@ use super::config;
 use super::guard::{guard, guard_persist};
 use crate::core::bloom::BloomChain;
 use crate::core::cuckoo::CuckooFilter;
-use crate::core::payload::{load_payload, Payload};
+use crate::core::payload::{load_payload_as, HeaderFormat, Payload, RdbRead};
 
 /// ferrobloom's RDB encoding version for both types.
-pub const ENCVER: c_int = 5;
+pub const ENCVER: c_int = 6;
+/// The previous version (no scheme field; ferrobloom's hashing only).
+const ENCVER_V5: c_int = 5;
+/// The newest RedisBloom encoding version (RedisBloom 2.x).
+const ENCVER_REDISBLOOM: c_int = 4;
+/// Scheme values of version 6.
+const SCHEME_NATIVE: u64 = 0;
+const SCHEME_REDISBLOOM: u64 = 1;
 
 pub static BLOOM: ModuleType<BloomChain> = ModuleType::new();
 pub static CUCKOO: ModuleType<CuckooFilter> = ModuleType::new();
@@ -210,31 +227,64 @@ fn trusted_payload(rdb: *mut raw::RedisModuleIO) -> bool {
             != 0
 }
 
-/// Reads a filter in encoding version 5 (the same code the fuzz targets run);
-/// a trusted payload is held to the hard ceilings only, not configured limits.
-fn load<T: FilterValue>(rdb: *mut raw::RedisModuleIO) -> Result<T, String> {
+/// RedisBloom's RDB primitives read from a `RedisModuleIO`.
+struct IoReader(*mut raw::RedisModuleIO);
+
+impl RdbRead for IoReader {
+    type Buf = RdbBuffer;
+    fn unsigned(&mut self) -> Option<u64> {
+        load_unsigned(self.0)
+    }
+    fn double(&mut self) -> Option<f64> {
+        let f = api!(RedisModule_LoadDouble)?;
+        // SAFETY: valid IO handle.
+        let v = unsafe { f(self.0) };
+        (!io_error(self.0)).then_some(v)
+    }
+    fn buffer(&mut self) -> Option<RdbBuffer> {
+        RdbBuffer::load(self.0)
+    }
+}
+
+fn load_unsigned(rdb: *mut raw::RedisModuleIO) -> Option<u64> {
+    let f = api!(RedisModule_LoadUnsigned)?;
+    // SAFETY: valid IO handle.
+    let v = unsafe { f(rdb) };
+    (!io_error(rdb)).then_some(v)
+}
+
+/// Reads a filter in any encoding version this module knows (the same core
+/// code the fuzz targets run); a trusted payload is held to the hard ceilings
+/// only, not configured limits.
+fn load<T: FilterValue>(rdb: *mut raw::RedisModuleIO, encver: c_int) -> Result<T, String> {
     let limits = config::bloom_limits(trusted_payload(rdb));
-    load_payload::<T, _>(&limits, || RdbBuffer::load(rdb))
+    let next = || RdbBuffer::load(rdb);
+    match encver {
+        ENCVER => match load_unsigned(rdb).ok_or("truncated payload (scheme)")? {
+            SCHEME_NATIVE => load_payload_as::<T, _>(&limits, HeaderFormat::Native, next),
+            SCHEME_REDISBLOOM => load_payload_as::<T, _>(&limits, HeaderFormat::RedisBloom, next),
+            s => Err(format!("unknown hash scheme {s}")),
+        },
+        ENCVER_V5 => load_payload_as::<T, _>(&limits, HeaderFormat::Native, next),
+        0..=ENCVER_REDISBLOOM => T::from_redisbloom_rdb(encver, &mut IoReader(rdb), &limits),
+        _ => Err(format!(
+            "unknown encoding version {encver} (this module reads 0-{ENCVER})"
+        )),
+    }
 }
 
 extern "C" fn rdb_load<T: FilterValue>(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
     guard("rdb_load", std::ptr::null_mut(), || {
         let name = T::TYPE_NAME.to_string_lossy();
-        if encver != ENCVER {
-            log(
-                std::ptr::null_mut(),
-                c"warning",
-                &format!("ferrobloom: cannot load {name} encoding version {encver} (RedisBloom's own format); only version {ENCVER} is supported"),
-            );
-            return std::ptr::null_mut();
-        }
-        match load::<T>(rdb) {
+        match load::<T>(rdb, encver) {
             Ok(v) => Box::into_raw(Box::new(v)) as *mut c_void,
             Err(why) => {
                 log(
                     std::ptr::null_mut(),
                     c"warning",
-                    &format!("ferrobloom: refusing {name} payload: {why}"),
+                    &format!(
+                        "ferrobloom: refusing {name} payload (encoding version {encver}): {why}"
+                    ),
                 );
                 std::ptr::null_mut()
             }
@@ -254,6 +304,15 @@ extern "C" fn rdb_save<T: FilterValue>(rdb: *mut raw::RedisModuleIO, v: *mut c_v
         let Some(v) = (unsafe { value::<T>(v) }) else {
             return;
         };
+        if let Some(save) = api!(RedisModule_SaveUnsigned) {
+            let scheme = if v.is_redisbloom() {
+                SCHEME_REDISBLOOM
+            } else {
+                SCHEME_NATIVE
+            };
+            // SAFETY: valid IO handle.
+            unsafe { save(rdb, scheme) };
+        }
         save_buffer(rdb, &v.header());
         v.for_each_chunk(|_, data| save_buffer(rdb, data));
     })

@@ -113,7 +113,7 @@ impl CuckooFilter {
             return 1;
         }
         let j = s / l.bucket_size;
-        let ah = alt_hash(fp);
+        let ah = alt_of(self.rb, fp);
         let (older, rest) = self.subs.split_at_mut(k);
         let mut cost = 1u64;
         for dst in older.iter_mut() {

@@ -3,6 +3,7 @@
 
 use super::compact::*;
 use super::filter::*;
+use super::redisbloom::RB_HEADER_LEN;
 use super::table::*;
 use super::*;
 
@@ -31,7 +32,14 @@ impl CuckooFilter {
     ///
     /// Sub-filter `i` has `base * expansion^i` buckets and
     /// `ceil(buckets_i * bucket_size * fp_bits / 8)` bytes of slot storage.
+    ///
+    /// A filter migrated from RedisBloom is written in RedisBloom's 38-byte
+    /// header instead (documented in `redisbloom.rs`), which RedisBloom's
+    /// LOADCHUNK takes.
     pub fn encode_header(&self) -> Vec<u8> {
+        if self.rb {
+            return self.encode_rb_header();
+        }
         let mut h = Vec::with_capacity(HEADER_LEN);
         h.extend_from_slice(&HEADER_MAGIC);
         h.push(HEADER_VERSION);
@@ -68,7 +76,17 @@ impl CuckooFilter {
     /// Rebuilds a filter (zeroed slots) from [`encode_header`](Self::encode_header)
     /// output. Every field, and the total table size against `max_bytes`, is
     /// validated before anything is allocated.
+    ///
+    /// RedisBloom's header is told apart by its length (38 bytes, against 64).
     pub fn from_header(bytes: &[u8], max_bytes: u64) -> Result<Self, CuckooError> {
+        if bytes.len() == RB_HEADER_LEN {
+            return Self::from_rb_header(bytes, max_bytes);
+        }
+        Self::from_native_header(bytes, max_bytes)
+    }
+
+    /// Reads ferrobloom's own header only.
+    pub fn from_native_header(bytes: &[u8], max_bytes: u64) -> Result<Self, CuckooError> {
         use CuckooError::BadHeader;
         let hdr: &[u8; HEADER_LEN] = bytes.try_into().map_err(|_| BadHeader("length"))?;
         let u16_at = |o: usize| -> u16 {
@@ -200,6 +218,7 @@ impl CuckooFilter {
             num_deletes,
             error_rate,
             cursor,
+            rb: false,
         })
     }
 

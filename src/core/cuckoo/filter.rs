@@ -38,6 +38,9 @@ pub struct CuckooFilter {
     pub(super) num_deletes: u64,
     pub(super) error_rate: Option<f64>,
     pub(super) cursor: Option<CompactCursor>,
+    /// Migrated from RedisBloom: its hash, fingerprint, alternate bucket, victim
+    /// choice, counting and compaction rules (see `redisbloom.rs`).
+    pub(super) rb: bool,
 }
 
 impl fmt::Debug for CuckooFilter {
@@ -131,6 +134,7 @@ impl CuckooFilter {
             num_deletes: 0,
             error_rate: p.error_rate,
             cursor: None,
+            rb: false,
         })
     }
 
@@ -215,7 +219,22 @@ impl CuckooFilter {
 
     #[inline(always)]
     pub(super) fn fp_of(&self, h: &CuckooHash) -> u32 {
-        h.fingerprint(self.fp_bits)
+        if self.rb {
+            redisbloom::fingerprint(h)
+        } else {
+            h.fingerprint(self.fp_bits)
+        }
+    }
+
+    /// Whether the filter came from RedisBloom (and keeps its hashing and formats).
+    pub fn is_redisbloom(&self) -> bool {
+        self.rb
+    }
+
+    /// The item's hash under this filter's scheme.
+    #[inline]
+    pub fn hash(&self, item: &[u8]) -> CuckooHash {
+        hash_for(self.rb, item)
     }
 
     /// Adds an item (duplicates allowed). On `Err` the filter is unchanged.
@@ -226,7 +245,7 @@ impl CuckooFilter {
         max_bytes: u64,
     ) -> Result<(), CuckooError> {
         let fp = self.fp_of(h);
-        let ah = alt_hash(fp);
+        let ah = alt_of(self.rb, fp);
         if self.place(h.lo, fp, ah) || self.kick(h.lo, fp) {
             self.count_insert();
             return Ok(());
@@ -297,21 +316,21 @@ impl CuckooFilter {
         for n in 0..iters {
             let slot = bucket
                 .wrapping_mul(b)
-                .wrapping_add(victim_pos(bucket, n, b));
+                .wrapping_add(victim_of(self.rb, bucket, n, b));
             let victim = sub.get(&l, slot);
             sub.put(&l, slot, cur);
             cur = victim;
-            bucket = (bucket ^ alt_hash(cur)) & mask;
+            bucket = (bucket ^ alt_of(self.rb, cur)) & mask;
             if let Some(s) = sub.find(&l, bucket, 0) {
                 sub.set(&l, s, cur);
                 return true;
             }
         }
         for n in (0..iters).rev() {
-            bucket = (bucket ^ alt_hash(cur)) & mask;
+            bucket = (bucket ^ alt_of(self.rb, cur)) & mask;
             let slot = bucket
                 .wrapping_mul(b)
-                .wrapping_add(victim_pos(bucket, n, b));
+                .wrapping_add(victim_of(self.rb, bucket, n, b));
             let back = sub.get(&l, slot);
             sub.put(&l, slot, cur);
             cur = back;
@@ -354,7 +373,7 @@ impl CuckooFilter {
     #[inline]
     pub fn prefetch(&self, h: &CuckooHash) {
         let l = self.layout;
-        let ah = alt_hash(self.fp_of(h));
+        let ah = alt_of(self.rb, self.fp_of(h));
         for sub in self.subs.iter().rev().take(PREFETCH_SUBFILTERS) {
             let mask = sub.mask();
             sub.prefetch_bucket(&l, h.lo & mask);
@@ -366,7 +385,7 @@ impl CuckooFilter {
     pub fn contains(&self, h: &CuckooHash) -> bool {
         let l = self.layout;
         let fp = self.fp_of(h);
-        let ah = alt_hash(fp);
+        let ah = alt_of(self.rb, fp);
         self.subs.iter().any(|sub| {
             let mask = sub.mask();
             let i1 = h.lo & mask;
@@ -380,13 +399,15 @@ impl CuckooFilter {
     pub fn count(&self, h: &CuckooHash) -> u64 {
         let l = self.layout;
         let fp = self.fp_of(h);
-        let ah = alt_hash(fp);
+        let ah = alt_of(self.rb, fp);
         self.subs.iter().fold(0u64, |acc, sub| {
             let mask = sub.mask();
             let i1 = h.lo & mask;
             let i2 = (h.lo ^ ah) & mask;
             let mut c = sub.count_in(&l, i1, fp);
-            if i2 != i1 {
+            // RedisBloom counts a bucket that is both candidates twice (its
+            // quirk Q10), and a migrated filter keeps its answers.
+            if i2 != i1 || self.rb {
                 c = c.saturating_add(sub.count_in(&l, i2, fp));
             }
             acc.saturating_add(c)
@@ -401,7 +422,7 @@ impl CuckooFilter {
     pub fn delete(&mut self, h: &CuckooHash) -> bool {
         let l = self.layout;
         let fp = self.fp_of(h);
-        let ah = alt_hash(fp);
+        let ah = alt_of(self.rb, fp);
         let mut found = false;
         for sub in self.subs.iter_mut().rev() {
             let mask = sub.mask();
@@ -418,6 +439,15 @@ impl CuckooFilter {
         }
         self.num_items = self.num_items.saturating_sub(1);
         self.num_deletes = self.num_deletes.saturating_add(1);
+        if self.rb {
+            // RedisBloom compacts in full, at once (stop at the first sub-filter
+            // that cannot be emptied), when deletes exceed 10% of the items.
+            if self.subs.len() > 1 && self.num_deletes as f64 > self.num_items as f64 * 0.10 {
+                self.start_pass(false);
+                while !self.compact_step(u64::MAX) {}
+            }
+            return true;
+        }
         if self.cursor.is_none()
             && self.subs.len() > 1
             && self.num_deletes.saturating_mul(10) > self.num_items

@@ -66,6 +66,7 @@ use std::fmt;
 mod compact;
 mod encoding;
 mod filter;
+mod redisbloom;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -162,6 +163,39 @@ impl CuckooHash {
 pub fn hash_item(item: &[u8]) -> CuckooHash {
     let h = super::hash::ItemHash::of(item);
     CuckooHash::from_halves(h.lo, h.hi)
+}
+
+/// Hashes one item for a filter of either scheme: ferrobloom's ([`hash_item`])
+/// or, for filters migrated from RedisBloom, `MurmurHash64A(item, seed 0)` in
+/// both halves (see `redisbloom.rs`).
+#[inline]
+pub fn hash_for(redisbloom: bool, item: &[u8]) -> CuckooHash {
+    if redisbloom {
+        let h = super::hash::murmur64a(item, 0);
+        CuckooHash::from_halves(h, h)
+    } else {
+        hash_item(item)
+    }
+}
+
+/// The alternate-bucket hash of a fingerprint under the filter's scheme.
+#[inline(always)]
+fn alt_of(redisbloom: bool, fp: u32) -> u64 {
+    if redisbloom {
+        redisbloom::alt_hash(fp)
+    } else {
+        alt_hash(fp)
+    }
+}
+
+/// The kick-out victim position under the filter's scheme.
+#[inline(always)]
+fn victim_of(redisbloom: bool, bucket: u64, n: u64, b: u64) -> u64 {
+    if redisbloom {
+        n % b.max(1)
+    } else {
+        victim_pos(bucket, n, b)
+    }
 }
 
 /// `H(fp)`: MurmurHash3's fmix64, a bijection with good avalanche.
