@@ -476,6 +476,7 @@ const CUCKOO_DEFAULTS: [CuckooDefaults; 2] = [
         max_iterations: 20,
         expansion: 1,
         error: None,
+        redisbloom: false,
     },
     CuckooDefaults {
         capacity: 1 << 30,
@@ -483,6 +484,7 @@ const CUCKOO_DEFAULTS: [CuckooDefaults; 2] = [
         max_iterations: 65535,
         expansion: 32768,
         error: Some(1e-9),
+        redisbloom: true,
     },
 ];
 
@@ -661,6 +663,7 @@ pub fn seeds() -> Vec<Seed> {
             expansion: exp,
             fp_bits: fp,
             error_rate: err,
+            redisbloom: false,
         };
         let Ok(mut f) = CuckooFilter::new(&p, u64::MAX) else {
             continue;

@@ -1,4 +1,4 @@
-//! Persistence and replication of Bloom filters (`MBbloom--`, RDB encoding version 5).
+//! Persistence and replication of Bloom filters (`MBbloom--`, RDB encoding version 6).
 //!
 //! Round trips covered: SAVE + restart, DEBUG RELOAD, AOF (rewrite through the
 //! `aof_rewrite` callback, and a plain command log), COPY, DUMP/RESTORE,
@@ -1568,7 +1568,8 @@ fn crc64_and_payload_layout_match_redis() {
     config_set(&mut con, "rdbcompression", "no");
     let raw = dump(&mut con, b"victim");
     let p = ModulePayload::parse(&raw);
-    assert_eq!(p.module_id, module_type_id("MBbloom--", 5));
+    assert_eq!(p.module_id, module_type_id("MBbloom--", 6));
+    assert_eq!(p.scheme, Some(0), "ferrobloom's own hashing");
     assert_eq!(
         p.encode(),
         raw,
@@ -1742,7 +1743,8 @@ fn restore_rejects_corrupt_payloads() {
     );
     // The header saved as an integer opcode instead of a string.
     let mut b = body.clone();
-    let at = 1 + rdb_len(good.module_id).len();
+    // (after the type id and version 6's scheme: opcode UINT, value 0)
+    let at = 1 + rdb_len(good.module_id).len() + 2;
     assert_eq!(b[at], MODULE_OPCODE_STRING);
     b[at] = 2;
     assert_restore_refused(&mut con, next(), &seal(b, ver), BAD, "wrong module opcode");
@@ -1830,17 +1832,20 @@ fn restore_rejects_foreign_type_and_encoding_version() {
     let snap = snapshot(&mut con, &fs);
     config_set(&mut con, "rdbcompression", "no");
     let good = ModulePayload::parse(&dump(&mut con, b"victim"));
-    assert_eq!(good.module_id & 1023, 5, "encoding version 5");
+    assert_eq!(good.module_id & 1023, 6, "encoding version 6");
     let cases = [
+        // ferrobloom's payload read as RedisBloom's own (versions 0-4: unsigned
+        // fields where strings are) or as version 5 (no scheme field).
         (
             "RedisBloom's encoding version 4",
             module_type_id("MBbloom--", 4),
         ),
         ("encoding version 0", module_type_id("MBbloom--", 0)),
-        ("encoding version 6", module_type_id("MBbloom--", 6)),
+        ("encoding version 5", module_type_id("MBbloom--", 5)),
+        ("encoding version 7", module_type_id("MBbloom--", 7)),
         ("encoding version 1023", module_type_id("MBbloom--", 1023)),
-        ("RedisBloom's cuckoo type", module_type_id("MBbloomCF", 5)),
-        ("an unknown type", module_type_id("XXbloom--", 5)),
+        ("the cuckoo type", module_type_id("MBbloomCF", 6)),
+        ("an unknown type", module_type_id("XXbloom--", 6)),
     ];
     for (n, (what, id)) in cases.iter().enumerate() {
         let mut p = good.clone();

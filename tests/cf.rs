@@ -3007,7 +3007,7 @@ fn restore_rejects_corrupt_payloads() {
     let good = dump(&mut con, b"src");
     let p = ModulePayload::parse(&good);
     assert_eq!(p.encode(), good, "payload re-encoding is exact");
-    assert_eq!(p.module_id & 1023, 5, "encoding version 5");
+    assert_eq!(p.module_id & 1023, 6, "encoding version 6");
     assert_eq!(p.strings.len(), 4);
     assert_eq!(p.strings[0], header_of(&mut con, b"src"));
     let n = good.len();
@@ -3097,9 +3097,13 @@ fn restore_rejects_corrupt_payloads() {
     e("encoding version 4 (RedisBloom's)", &|q| {
         q.module_id = (q.module_id & !1023) | 4
     });
-    e("encoding version 6", &|q| {
-        q.module_id = (q.module_id & !1023) | 6
+    e("encoding version 5 (no scheme field)", &|q| {
+        q.module_id = (q.module_id & !1023) | 5
     });
+    e("encoding version 7", &|q| {
+        q.module_id = (q.module_id & !1023) | 7
+    });
+    e("unknown hash scheme", &|q| q.scheme = Some(2));
     e("encoding version 0", &|q| q.module_id &= !1023);
     e("unknown module type", &|q| q.module_id ^= 1 << 20);
 

@@ -526,7 +526,17 @@ fn ferrobloom_replica_of_a_redisbloom_primary_stays_identical_and_takes_over() {
     let mut rb = rbs.conn();
     let cases = all_cases();
     build(&mut rb, &cases);
-    let fbs = ferrobloom_builder().replica_of(&rbs).start();
+    // New filters the primary creates during the migration are created with
+    // RedisBloom's layout on the replica too (`bf-layout` / `cf-layout redisbloom`).
+    let fbs = ferrobloom_builder()
+        .args(&[
+            "--bf.bf-layout",
+            "redisbloom",
+            "--bf.cf-layout",
+            "redisbloom",
+        ])
+        .replica_of(&rbs)
+        .start();
     rbs.wait_for_sync(&fbs);
     let mut fb = fbs.conn();
     compare_all(&mut rb, &mut fb, &cases);
@@ -546,8 +556,47 @@ fn ferrobloom_replica_of_a_redisbloom_primary_stays_identical_and_takes_over() {
         &mut rb,
         &with_items(&["CF.INSERT", "cf:late", "ITEMS"], items("l", 300)),
     );
+    reply(
+        &mut rb,
+        &cmd(&["BF.RESERVE", "bf:late2", "0.001", "50", "NONSCALING"]),
+    );
+    reply(
+        &mut rb,
+        &with_items(&["BF.MADD", "bf:late2"], items("l", 60)),
+    );
+    reply(
+        &mut rb,
+        &cmd(&[
+            "CF.RESERVE",
+            "cf:late2",
+            "100",
+            "BUCKETSIZE",
+            "4",
+            "EXPANSION",
+            "2",
+        ]),
+    );
+    reply(
+        &mut rb,
+        &with_items(&["CF.INSERT", "cf:late2", "ITEMS"], items("l", 500)),
+    );
     rbs.wait_for_offset(&fbs);
     compare_all(&mut rb, &mut fb, &cases);
+    let late: Vec<Case> = [
+        ("bf:late", Kind::Bloom),
+        ("bf:late2", Kind::Bloom),
+        ("cf:late", Kind::Cuckoo),
+        ("cf:late2", Kind::Cuckoo),
+    ]
+    .into_iter()
+    .map(|(key, kind)| Case {
+        key: key.into(),
+        kind,
+        setup: Vec::new(),
+        more: Vec::new(),
+    })
+    .collect();
+    compare_all(&mut rb, &mut fb, &late);
     // Promote: the replica takes writes; migrated filters keep evolving as RedisBloom's.
     let _: () = redis::cmd("REPLICAOF")
         .arg("NO")
@@ -567,6 +616,59 @@ fn ferrobloom_replica_of_a_redisbloom_primary_stays_identical_and_takes_over() {
         both(&mut rb, &mut fb, &extra);
     }
     compare_all(&mut rb, &mut fb, &cases);
+    // `LAYOUT redisbloom` on ferrobloom builds what RedisBloom builds.
+    reply(
+        &mut rb,
+        &cmd(&["BF.RESERVE", "bf:own", "0.02", "30", "EXPANSION", "3"]),
+    );
+    reply(
+        &mut fb,
+        &cmd(&[
+            "BF.RESERVE",
+            "bf:own",
+            "0.02",
+            "30",
+            "EXPANSION",
+            "3",
+            "LAYOUT",
+            "redisbloom",
+        ]),
+    );
+    reply(
+        &mut rb,
+        &cmd(&["CF.RESERVE", "cf:own", "64", "BUCKETSIZE", "3"]),
+    );
+    reply(
+        &mut fb,
+        &cmd(&[
+            "CF.RESERVE",
+            "cf:own",
+            "64",
+            "BUCKETSIZE",
+            "3",
+            "LAYOUT",
+            "redisbloom",
+        ]),
+    );
+    let own = vec![
+        Case {
+            key: "bf:own".into(),
+            kind: Kind::Bloom,
+            setup: Vec::new(),
+            more: vec![with_items(&["BF.MADD", "bf:own"], items("o", 300))],
+        },
+        Case {
+            key: "cf:own".into(),
+            kind: Kind::Cuckoo,
+            setup: Vec::new(),
+            more: vec![with_items(
+                &["CF.INSERT", "cf:own", "ITEMS"],
+                items("o", 300),
+            )],
+        },
+    ];
+    evolve(&mut rb, &mut fb, &own);
+    compare_all(&mut rb, &mut fb, &own);
 }
 
 #[test]

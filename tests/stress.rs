@@ -512,6 +512,7 @@ impl Gen {
                 // Synthetic: the module's type id, random strings (or a mutated header).
                 let mut p = ModulePayload {
                     module_id: self.module_ids[t],
+                    scheme: Some(self.r.below(3)),
                     strings: Vec::new(),
                     rdb_version: self.rdb_version,
                 };
@@ -575,7 +576,7 @@ impl Gen {
                 p.module_id = self.module_ids[1 - t];
             }
             8 => {
-                // Another encoding version (0-4: RedisBloom's, refused; others unknown).
+                // Another encoding version (0-4: RedisBloom's field order, 5: no scheme).
                 p.module_id = (p.module_id & !1023) | r.below(1024);
             }
             _ => {

@@ -17,19 +17,42 @@ pub struct CuckooDefaults {
     pub expansion: u32,
     /// `None`: RedisBloom's 8-bit fingerprints.
     pub error: Option<f64>,
+    /// `cf-layout redisbloom`: new filters use RedisBloom's hashing and formats.
+    pub redisbloom: bool,
 }
 
 impl CuckooDefaults {
     /// Creation parameters for `capacity` (and an optional error rate) with
     /// everything else from the defaults.
     pub fn params(&self, capacity: u64, error: Option<f64>) -> Result<CuckooParams, CmdError> {
-        make_params(
+        self.params_as(capacity, error, self.redisbloom)
+    }
+
+    /// [`params`](Self::params) with an explicit layout: with RedisBloom's, a
+    /// configured default error rate does not apply and an explicit one is refused.
+    fn params_as(
+        &self,
+        capacity: u64,
+        error: Option<f64>,
+        redisbloom: bool,
+    ) -> Result<CuckooParams, CmdError> {
+        if redisbloom && error.is_some() {
+            return Err(e::CF_LAYOUT_NO_ERROR.into());
+        }
+        let error = if redisbloom {
+            None
+        } else {
+            error.or(self.error)
+        };
+        let mut p = make_params(
             capacity,
             self.bucket_size,
             self.max_iterations,
             self.expansion,
-            error.or(self.error),
-        )
+            error,
+        )?;
+        p.redisbloom = redisbloom;
+        Ok(p)
     }
 }
 
@@ -51,7 +74,19 @@ fn make_params(
         expansion,
         fp_bits,
         error_rate: error,
+        redisbloom: false,
     })
+}
+
+/// `LAYOUT ferrobloom|redisbloom`: whether the filter uses RedisBloom's layout.
+pub fn parse_layout(v: &[u8]) -> Result<bool, CmdError> {
+    if v.eq_ignore_ascii_case(b"redisbloom") {
+        Ok(true)
+    } else if v.eq_ignore_ascii_case(b"ferrobloom") {
+        Ok(false)
+    } else {
+        Err(e::CF_BAD_LAYOUT.into())
+    }
 }
 
 /// An error rate for the ERROR option: strictly inside (0, 1).
@@ -90,7 +125,8 @@ pub fn parse_reserve<'a>(
     }
     let capacity = args.arg(2).and_then(parse_i64).ok_or(e::CF_BAD_CAPACITY)?;
     let (mut bucket_size, mut max_iterations, mut expansion, mut error) =
-        (d.bucket_size, d.max_iterations, d.expansion, d.error);
+        (d.bucket_size, d.max_iterations, d.expansion, None);
+    let mut redisbloom = d.redisbloom;
     let mut i = 3;
     while let (Some(k), Some(v)) = (args.arg(i), args.arg(i + 1)) {
         if is_keyword(k, "BUCKETSIZE") {
@@ -113,6 +149,8 @@ pub fn parse_reserve<'a>(
             )? as u32;
         } else if is_keyword(k, "ERROR") {
             error = Some(error_rate(v)?);
+        } else if is_keyword(k, "LAYOUT") {
+            redisbloom = parse_layout(v)?;
         } else {
             return Err(e::UNKNOWN_ARGUMENT.into());
         }
@@ -121,13 +159,13 @@ pub fn parse_reserve<'a>(
     if capacity < 2 * i64::from(bucket_size) || capacity > MAX_CAPACITY as i64 {
         return Err(e::CF_RESERVE_CAPACITY_RANGE.into());
     }
-    make_params(
-        capacity as u64,
+    CuckooDefaults {
         bucket_size,
         max_iterations,
         expansion,
-        error,
-    )
+        ..*d
+    }
+    .params_as(capacity as u64, error, redisbloom)
 }
 
 /// `CF.INSERT[NX] key [CAPACITY cap] [ERROR rate] [NOCREATE] ITEMS item [item ...]`
@@ -136,7 +174,9 @@ pub fn parse_insert<'a>(
     d: &CuckooDefaults,
 ) -> Result<InsertArgs<CuckooParams>, CmdError> {
     let (mut capacity, mut error, mut nocreate) = (None, None, false);
-    let items_from = scan_until_items(args, &["NOCREATE"], &["CAPACITY", "ERROR"], |kw, v| {
+    let mut redisbloom = d.redisbloom;
+    let value_keywords = ["CAPACITY", "ERROR", "LAYOUT"];
+    let items_from = scan_until_items(args, &["NOCREATE"], &value_keywords, |kw, v| {
         match kw {
             "CAPACITY" => {
                 let c = parse_i64(v).ok_or(e::CF_BAD_CAPACITY)?;
@@ -146,6 +186,7 @@ pub fn parse_insert<'a>(
                 capacity = Some(c as u64);
             }
             "ERROR" => error = Some(error_rate(v)?),
+            "LAYOUT" => redisbloom = parse_layout(v)?,
             _ => nocreate = true,
         }
         Ok(())
@@ -156,7 +197,7 @@ pub fn parse_insert<'a>(
     let create = if nocreate {
         None
     } else {
-        Some(d.params(capacity.unwrap_or(d.capacity), error)?)
+        Some(d.params_as(capacity.unwrap_or(d.capacity), error, redisbloom)?)
     };
     Ok(InsertArgs { create, items_from })
 }
@@ -178,6 +219,7 @@ mod tests {
         max_iterations: 20,
         expansion: 1,
         error: None,
+        redisbloom: false,
     };
 
     fn reserve(args: &[&str]) -> Result<CuckooParams, CmdError> {

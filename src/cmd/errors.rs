@@ -60,7 +60,7 @@ pub fn item_too_large(len: usize, max: u64) -> CmdError {
 }
 
 /// ferrobloom's LAYOUT option (not in RedisBloom).
-pub const BAD_LAYOUT: &str = "ERR bad layout (expected classic or blocked)";
+pub const BAD_LAYOUT: &str = "ERR bad layout (expected classic, blocked or redisbloom)";
 /// ferrobloom enforces the documented rule RedisBloom ignores (quirk Q5).
 pub const NOCREATE_WITH_OPTIONS: &str = "ERR NOCREATE cannot be combined with CAPACITY or ERROR";
 
@@ -105,6 +105,9 @@ pub const CF_ERROR_TOO_SMALL: &str = "ERROR: rate too small even for 32-bit fing
 pub const CF_COULD_NOT_CREATE: &str = "ERR Could not create filter";
 pub const CF_MAX_EXPANSIONS: &str = "Maximum expansions reached";
 pub const CF_FULL: &str = "Filter is full";
+pub const CF_BAD_LAYOUT: &str = "ERR bad layout (expected ferrobloom or redisbloom)";
+pub const CF_LAYOUT_NO_ERROR: &str =
+    "ERR LAYOUT redisbloom has RedisBloom's 8-bit fingerprints: ERROR does not apply";
 pub const CF_NO_MEMORY: &str = "ERR Insufficient memory";
 pub const CF_MEMORY_CAP: &str = BF_MEMORY_CAP;
 pub const CF_DEL_NOT_FOUND: &str = "Not found";

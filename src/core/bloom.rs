@@ -79,8 +79,10 @@ pub enum BloomLayout {
     Classic,
     /// All `k` bits of an item in one 512-bit block (one cache line).
     Blocked,
-    /// A link migrated from RedisBloom: RedisBloom's own bit indexing
-    /// (`(a + i·b) mod M`, see `redisbloom.rs`). Never chosen for new filters.
+    /// RedisBloom's own hashing, sizing and bit indexing (`(a + i·b) mod M`, see
+    /// `redisbloom.rs`): every filter migrated from RedisBloom, and new filters
+    /// created with `LAYOUT redisbloom` (so a replica of a RedisBloom primary
+    /// builds the same filters, and their dumps load back into RedisBloom).
     RedisBloom,
 }
 
@@ -98,6 +100,7 @@ impl BloomLayout {
         match code {
             LAYOUT_CLASSIC => Some(BloomLayout::Classic),
             LAYOUT_BLOCKED => Some(BloomLayout::Blocked),
+            LAYOUT_REDISBLOOM => Some(BloomLayout::RedisBloom),
             _ => None,
         }
     }
@@ -117,6 +120,8 @@ impl BloomLayout {
             Some(BloomLayout::Classic)
         } else if name.eq_ignore_ascii_case(b"blocked") {
             Some(BloomLayout::Blocked)
+        } else if name.eq_ignore_ascii_case(b"redisbloom") {
+            Some(BloomLayout::RedisBloom)
         } else {
             None
         }
@@ -590,6 +595,9 @@ impl BloomChain {
         if expansion > MAX_EXPANSION {
             return Err(BloomError::InvalidParams("expansion out of range"));
         }
+        if layout == BloomLayout::RedisBloom {
+            return Self::new_redisbloom(capacity, error, expansion, limits);
+        }
         let shape = if expansion == 0 {
             LinkShape::with_layout(capacity, error, layout, true)?
         } else {
@@ -605,7 +613,11 @@ impl BloomChain {
         Ok(chain)
     }
 
-    fn push_link(&mut self, shape: LinkShape, limits: &Limits) -> Result<(), BloomError> {
+    pub(crate) fn push_link(
+        &mut self,
+        shape: LinkShape,
+        limits: &Limits,
+    ) -> Result<(), BloomError> {
         if self.links.len() as u64 >= u64::from(limits.max_links.min(MAX_LINKS_CEILING)) {
             return Err(BloomError::MaxLinks);
         }
@@ -767,9 +779,10 @@ const LINK_RECORD: usize = 40;
 pub const LAYOUT_CLASSIC: u8 = 0;
 /// Bit-position layout 1: all probes in one 512-bit block (module doc).
 pub const LAYOUT_BLOCKED: u8 = 1;
-/// RedisBloom's layout: never written in a ferrobloom header (such chains are
-/// written in RedisBloom's header format), refused when read from one.
-const LAYOUT_REDISBLOOM: u8 = 2;
+/// RedisBloom's layout (the configuration's value for it): never written in a
+/// ferrobloom header (such chains are written in RedisBloom's header format),
+/// refused when read from one.
+pub const LAYOUT_REDISBLOOM: u8 = 2;
 
 impl BloomChain {
     /// Encodes the filter's shape and counters (not its bits).

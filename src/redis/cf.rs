@@ -38,6 +38,11 @@ fn replicate_reserve(ctx: Ctx, key: *mut redis_module::raw::RedisModuleString, p
     let mi = p.max_iterations.to_string();
     let ex = p.expansion.to_string();
     let err = p.error_rate.map(|r| format!("{r}"));
+    let layout: &[u8] = if p.redisbloom {
+        b"redisbloom"
+    } else {
+        b"ferrobloom"
+    };
     let mut args: Vec<&[u8]> = vec![
         cap.as_bytes(),
         b"BUCKETSIZE",
@@ -50,6 +55,7 @@ fn replicate_reserve(ctx: Ctx, key: *mut redis_module::raw::RedisModuleString, p
     if let Some(r) = &err {
         args.extend_from_slice(&[b"ERROR", r.as_bytes()]);
     }
+    args.extend_from_slice(&[b"LAYOUT", layout]);
     ctx.replicate(c"CF.RESERVE", key, &args);
 }
 

@@ -176,6 +176,7 @@ pub fn cuckoo_defaults() -> CuckooDefaults {
         max_iterations: CF_MAX_ITERATIONS.get() as u16,
         expansion: CF_EXPANSION.get() as u32,
         error: (e > 0.0).then_some(e),
+        redisbloom: CF_LAYOUT.load(Relaxed) == CF_LAYOUT_REDISBLOOM,
     }
 }
 
@@ -311,6 +312,28 @@ extern "C" fn set_float(
     }
 }
 
+/// `bf.cf-layout`: `ferrobloom` (0) or `redisbloom` (1) for new cuckoo filters.
+static CF_LAYOUT: AtomicI64 = AtomicI64::new(0);
+const CF_LAYOUT_REDISBLOOM: i64 = 1;
+
+extern "C" fn get_cf_layout(_name: *const c_char, _privdata: *mut c_void) -> c_int {
+    CF_LAYOUT.load(Relaxed) as c_int
+}
+
+extern "C" fn set_cf_layout(
+    _name: *const c_char,
+    val: c_int,
+    _privdata: *mut c_void,
+    err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    if val == 0 || i64::from(val) == CF_LAYOUT_REDISBLOOM {
+        CF_LAYOUT.store(i64::from(val), Relaxed);
+        raw::REDISMODULE_OK as c_int
+    } else {
+        config_error(err, "Invalid value for `cf-layout`")
+    }
+}
+
 extern "C" fn get_layout(_name: *const c_char, _privdata: *mut c_void) -> c_int {
     BF_LAYOUT.load(Relaxed) as c_int
 }
@@ -439,10 +462,15 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
     let Some(reg_enum) = api!(RedisModule_RegisterEnumConfig) else {
         return Err("this Redis has no module configuration API (needs 7.0+)".into());
     };
-    let names = [c"classic".as_ptr(), c"blocked".as_ptr()];
+    let names = [
+        c"classic".as_ptr(),
+        c"blocked".as_ptr(),
+        c"redisbloom".as_ptr(),
+    ];
     let values = [
         c_int::from(BloomLayout::Classic.code()),
         c_int::from(BloomLayout::Blocked.code()),
+        c_int::from(BloomLayout::RedisBloom.code()),
     ];
     // SAFETY: valid load context; Redis copies the names; the arrays outlive the call.
     let rc = unsafe {
@@ -462,6 +490,27 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
     };
     if rc != raw::REDISMODULE_OK as c_int {
         return Err("could not register config bf-layout".into());
+    }
+    let names = [c"ferrobloom".as_ptr(), c"redisbloom".as_ptr()];
+    let values: [c_int; 2] = [0, CF_LAYOUT_REDISBLOOM as c_int];
+    // SAFETY: as above.
+    let rc = unsafe {
+        reg_enum(
+            ctx,
+            c"cf-layout".as_ptr(),
+            0,
+            raw::REDISMODULE_CONFIG_DEFAULT,
+            names.as_ptr() as *mut *const c_char,
+            values.as_ptr(),
+            names.len() as c_int,
+            Some(get_cf_layout),
+            Some(set_cf_layout),
+            None,
+            std::ptr::null_mut(),
+        )
+    };
+    if rc != raw::REDISMODULE_OK as c_int {
+        return Err("could not register config cf-layout".into());
     }
     if let Some(load) = api!(RedisModule_LoadConfigs) {
         // SAFETY: valid load context.

@@ -131,12 +131,16 @@ pub fn read_rdb_len(buf: &[u8], pos: &mut usize) -> u64 {
 
 pub const RDB_TYPE_MODULE_2: u8 = 7;
 pub const MODULE_OPCODE_EOF: u8 = 0;
+pub const MODULE_OPCODE_UINT: u8 = 2;
 pub const MODULE_OPCODE_STRING: u8 = 5;
 
 /// A DUMP payload of a module value, split into its parts.
 #[derive(Clone, Debug)]
 pub struct ModulePayload {
     pub module_id: u64,
+    /// Encoding version 6's leading unsigned (the hash scheme: 0 = ferrobloom's,
+    /// 1 = RedisBloom's); `None` for version 5 payloads.
+    pub scheme: Option<u64>,
     /// The string buffers written by `rdb_save`, in order (header, then the data).
     pub strings: Vec<Vec<u8>>,
     /// RDB version trailer (2 bytes, little-endian).
@@ -154,6 +158,11 @@ impl ModulePayload {
         let mut pos = 1;
         let module_id = read_rdb_len(dump, &mut pos);
         let mut strings = Vec::new();
+        let mut scheme = None;
+        if dump[pos] == MODULE_OPCODE_UINT {
+            pos += 1;
+            scheme = Some(read_rdb_len(dump, &mut pos));
+        }
         loop {
             let op = read_rdb_len(dump, &mut pos);
             if op == u64::from(MODULE_OPCODE_EOF) {
@@ -171,6 +180,7 @@ impl ModulePayload {
         assert_eq!(pos, n - 10, "trailing bytes after the module EOF marker");
         ModulePayload {
             module_id,
+            scheme,
             strings,
             rdb_version: [dump[n - 10], dump[n - 9]],
         }
@@ -180,6 +190,10 @@ impl ModulePayload {
     pub fn body(&self) -> Vec<u8> {
         let mut out = vec![RDB_TYPE_MODULE_2];
         out.extend(rdb_len(self.module_id));
+        if let Some(v) = self.scheme {
+            out.extend(rdb_len(u64::from(MODULE_OPCODE_UINT)));
+            out.extend(rdb_len(v));
+        }
         for s in &self.strings {
             out.extend(rdb_len(u64::from(MODULE_OPCODE_STRING)));
             out.extend(rdb_len(s.len() as u64));

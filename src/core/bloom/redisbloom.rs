@@ -253,6 +253,31 @@ impl BloomChain {
         Ok((RbChain { options, growth }, links))
     }
 
+    /// A new filter as RedisBloom's `SB_NewChain` makes it for BF.RESERVE /
+    /// BF.ADD (options NOROUND | FORCE64, plus NO_SCALING when `expansion` is 0,
+    /// then with RedisBloom's default growth 2).
+    pub(super) fn new_redisbloom(
+        capacity: u64,
+        error: f64,
+        expansion: u32,
+        limits: &Limits,
+    ) -> Result<Self, BloomError> {
+        let scaling = expansion != 0;
+        let rb = RbChain {
+            options: OPT_NOROUND | OPT_FORCE64 | if scaling { 0 } else { OPT_NO_SCALING },
+            growth: if scaling { expansion } else { 2 },
+        };
+        let error = if scaling {
+            error * TIGHTENING_RATIO
+        } else {
+            error
+        };
+        let shape = LinkShape::redisbloom(capacity, error, rb.options)?;
+        let mut chain = Self::rb_finish(rb, 0, Vec::new());
+        chain.push_link(shape, limits)?;
+        Ok(chain)
+    }
+
     fn rb_finish(rb: RbChain, total: u64, links: Vec<Link>) -> Self {
         BloomChain {
             links,

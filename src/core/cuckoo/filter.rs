@@ -99,6 +99,11 @@ impl CuckooFilter {
                 "fingerprint width must be in [4, 32]",
             ));
         }
+        if p.redisbloom && (p.fp_bits != DEFAULT_FP_BITS || p.error_rate.is_some()) {
+            return Err(CuckooError::InvalidParams(
+                "RedisBloom's layout has 8-bit fingerprints and no error rate",
+            ));
+        }
         if let Some(e) = p.error_rate {
             if !valid_error_rate(e) {
                 return Err(CuckooError::InvalidParams("error rate must be in (0, 1)"));
@@ -134,7 +139,7 @@ impl CuckooFilter {
             num_deletes: 0,
             error_rate: p.error_rate,
             cursor: None,
-            rb: false,
+            rb: p.redisbloom,
         })
     }
 

@@ -275,6 +275,9 @@ pub struct CuckooParams {
     pub fp_bits: u8,
     /// Requested error rate (kept for CF.INFO only); `None` = not given.
     pub error_rate: Option<f64>,
+    /// RedisBloom's hashing and formats (`LAYOUT redisbloom`; 8-bit
+    /// fingerprints, no error rate), as filters migrated from RedisBloom have.
+    pub redisbloom: bool,
 }
 
 impl Default for CuckooParams {
@@ -288,6 +291,7 @@ impl Default for CuckooParams {
             expansion: 1,
             fp_bits: DEFAULT_FP_BITS,
             error_rate: None,
+            redisbloom: false,
         }
     }
 }

@@ -28,6 +28,7 @@ fn params(capacity: u64, bucket_size: u8, expansion: u32, fp_bits: u8) -> Cuckoo
         expansion,
         fp_bits,
         error_rate: None,
+        redisbloom: false,
     }
 }
 
@@ -525,6 +526,7 @@ fn header_round_trip_and_rejections() {
     let mut f = CuckooFilter::new(
         &CuckooParams {
             error_rate: Some(0.001),
+            redisbloom: false,
             max_iterations: 77,
             ..params(64, 4, 2, 12)
         },
