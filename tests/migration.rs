@@ -908,3 +908,170 @@ fn old_redisbloom_encodings_load_and_answer_as_redisbloom() {
         compare_key(&mut rb, &mut fb, c, &again);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Committed fixtures made by RedisBloom 2.8.2 (tests/fixtures/redisbloom): they need no
+// RedisBloom to run. Regenerate with scripts/redisbloom-fixtures.sh.
+// ---------------------------------------------------------------------------------------------
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/redisbloom");
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+/// The answers recorded for a key: (what was asked, the reply), one per line.
+fn answers(con: &mut Connection, kind: Kind, key: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut ask = |con: &mut Connection, what: String, c: Cmd| {
+        let r = reply(con, &c);
+        out.push((what, r));
+    };
+    let probes: Vec<String> = items("p", 1000).chain(items("i", 200)).collect();
+    let p = |cmdname: &str| -> String { kind.prefix(cmdname) };
+    ask(con, p("INFO"), cmd(&[&p("INFO"), key]));
+    ask(con, p("DEBUG"), cmd(&[&p("DEBUG"), key]));
+    if kind == Kind::Bloom {
+        ask(con, p("CARD"), cmd(&[&p("CARD"), key]));
+    } else {
+        for i in probes.iter().step_by(50) {
+            ask(con, format!("CF.COUNT {i}"), cmd(&["CF.COUNT", key, i]));
+        }
+    }
+    // MEXISTS as a string of 0/1 (booleans or integers, RESP2).
+    let r = reply(con, &with_items(&[&p("MEXISTS"), key], probes));
+    let bits: String = r
+        .split(", ")
+        .map(|e| if e.contains("int(1)") { '1' } else { '0' })
+        .collect();
+    out.push((p("MEXISTS"), bits));
+    let stream: Vec<String> = scandump(con, kind, key)
+        .into_iter()
+        .map(|(it, d)| format!("{it}:{}", hex(&d)))
+        .collect();
+    out.push((p("SCANDUMP"), stream.join(" ")));
+    out
+}
+
+fn kind_of(key: &str) -> Kind {
+    if key.starts_with("bf:") {
+        Kind::Bloom
+    } else {
+        Kind::Cuckoo
+    }
+}
+
+/// Writes the fixture set from the real RedisBloom (run by scripts/redisbloom-fixtures.sh).
+#[test]
+#[ignore]
+fn regenerate_redisbloom_fixtures() {
+    let so = redisbloom_so().expect("RedisBloom 2.8.2 is needed to regenerate the fixtures");
+    let rbs = start_redisbloom(&so);
+    let mut rb = rbs.conn();
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("rdbcompression")
+        .arg("no")
+        .query(&mut rb)
+        .unwrap();
+    let cases = all_cases();
+    build(&mut rb, &cases);
+    std::fs::create_dir_all(FIXTURES).unwrap();
+    let _: () = redis::cmd("SAVE").query(&mut rb).unwrap();
+    std::fs::copy(rbs.rdb_path(), format!("{FIXTURES}/dump.rdb")).unwrap();
+    let mut dumps = String::new();
+    let mut expected = String::new();
+    for k in keys_of(&cases) {
+        dumps.push_str(&format!("{k}\t{}\n", hex(&dump(&mut rb, k.as_bytes()))));
+        for (what, r) in answers(&mut rb, kind_of(k), k) {
+            expected.push_str(&format!("{k}\t{what}\t{r}\n"));
+        }
+    }
+    std::fs::write(format!("{FIXTURES}/dumps.tsv"), dumps).unwrap();
+    std::fs::write(format!("{FIXTURES}/answers.tsv"), expected).unwrap();
+}
+
+fn fixture_answers() -> Vec<(String, String, String)> {
+    std::fs::read_to_string(format!("{FIXTURES}/answers.tsv"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut f = l.splitn(3, '\t');
+            let (k, w, r) = (f.next().unwrap(), f.next().unwrap(), f.next().unwrap());
+            (k.to_string(), w.to_string(), r.to_string())
+        })
+        .collect()
+}
+
+/// Every recorded answer, asked of `key` renamed by `rename`.
+fn check_fixture_answers(con: &mut Connection, rename: impl Fn(&str) -> String, how: &str) {
+    let want = fixture_answers();
+    let mut keys: Vec<&str> = want.iter().map(|(k, _, _)| k.as_str()).collect();
+    keys.dedup();
+    assert!(keys.len() >= 20, "fixture keys: {}", keys.len());
+    for k in keys {
+        let got = answers(con, kind_of(k), &rename(k));
+        let expected: Vec<(String, String)> = want
+            .iter()
+            .filter(|(kk, _, _)| kk == k)
+            .map(|(_, w, r)| (w.clone(), r.clone()))
+            .collect();
+        assert_eq!(got, expected, "{k} loaded by {how}");
+    }
+}
+
+#[test]
+fn redisbloom_fixtures_load_by_rdb_restore_and_loadchunk() {
+    // RedisBloom's dump.rdb at startup.
+    let mut s = start_ferrobloom();
+    s.stop(Stop::ShutdownNoSave);
+    std::fs::copy(format!("{FIXTURES}/dump.rdb"), s.rdb_path()).unwrap();
+    s.start_again();
+    let mut con = s.conn();
+    check_fixture_answers(&mut con, |k| k.to_string(), "RDB at startup");
+    // RESTORE of its DUMP payloads, and LOADCHUNK of its SCANDUMP streams.
+    let dumps = std::fs::read_to_string(format!("{FIXTURES}/dumps.tsv")).unwrap();
+    for line in dumps.lines() {
+        let (k, payload) = line.split_once('\t').unwrap();
+        let _: () = redis::cmd("RESTORE")
+            .arg(format!("{k}:r"))
+            .arg(0)
+            .arg(unhex(payload))
+            .query(&mut con)
+            .unwrap_or_else(|e| panic!("RESTORE {k}: {e}"));
+    }
+    check_fixture_answers(&mut con, |k| format!("{k}:r"), "RESTORE");
+    for (k, what, stream) in fixture_answers() {
+        if !what.ends_with("SCANDUMP") || stream.is_empty() {
+            continue;
+        }
+        let chunks: Vec<(i64, Vec<u8>)> = stream
+            .split(' ')
+            .map(|c| {
+                let (it, h) = c.split_once(':').unwrap();
+                (it.parse().unwrap(), unhex(h))
+            })
+            .collect();
+        loadchunks(&mut con, kind_of(&k), &format!("{k}:l"), &chunks);
+    }
+    let want = fixture_answers();
+    for (k, what, r) in &want {
+        if what.ends_with("SCANDUMP") && !r.is_empty() {
+            let got = answers(&mut con, kind_of(k), &format!("{k}:l"));
+            let expected: Vec<(String, String)> = want
+                .iter()
+                .filter(|(kk, _, _)| kk == k)
+                .map(|(_, w, r)| (w.clone(), r.clone()))
+                .collect();
+            assert_eq!(got, expected, "{k} loaded by LOADCHUNK");
+        }
+    }
+    assert!(s.is_alive());
+}
