@@ -354,6 +354,14 @@ fn compare_key(rb: &mut Connection, fb: &mut Connection, c: &Case, fkey: &str) {
             }
         }
     }
+    // MEMORY USAGE: the value's size is RedisBloom's formula; the server adds the
+    // key's own allocation, which depends on how the key was created (RESTORE,
+    // LOADCHUNK or a command), so allow that much.
+    let usage = |con: &mut Connection, key: &str| -> i64 {
+        redis::cmd("MEMORY").arg("USAGE").arg(key).query(con).unwrap()
+    };
+    let (want, got) = (usage(rb, k), usage(fb, fkey));
+    assert!((want - got).abs() <= 64, "MEMORY USAGE of {k}: {got} vs {want}");
     let want = scandump(rb, c.kind, k);
     let got = scandump(fb, c.kind, fkey);
     if want.is_empty() && c.kind == Kind::Cuckoo {
@@ -1073,5 +1081,191 @@ fn redisbloom_fixtures_load_by_rdb_restore_and_loadchunk() {
             assert_eq!(got, expected, "{k} loaded by LOADCHUNK");
         }
     }
+    assert!(s.is_alive());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Payloads that are neither valid RedisBloom nor valid ferrobloom data
+// ---------------------------------------------------------------------------------------------
+
+fn restore_value(con: &mut Connection, key: &str, payload: &[u8]) -> String {
+    let c = vec![
+        b"RESTORE".to_vec(),
+        key.as_bytes().to_vec(),
+        b"0".to_vec(),
+        payload.to_vec(),
+    ];
+    reply(con, &c)
+}
+
+#[test]
+fn hostile_redisbloom_payloads_are_refused_and_change_nothing() {
+    let s = start_ferrobloom();
+    let mut con = s.conn();
+    let e = 0.01;
+    let link = |entries: u64, error: f64, hashes: u64, bpe: f64, bits: u64, n2: u64, bytes: usize| {
+        vec![
+            Field::U(entries),
+            Field::D(error),
+            Field::U(hashes),
+            Field::D(bpe),
+            Field::U(bits),
+            Field::U(n2),
+            Field::S(vec![0; bytes]),
+            Field::U(0),
+        ]
+    };
+    let bf = |nlinks: u64, options: u64, links: Vec<Field>| {
+        let mut f = vec![Field::U(0), Field::U(nlinks), Field::U(options), Field::U(2)];
+        f.extend(links);
+        module_dump("MBbloom--", 4, &f)
+    };
+    let good_link = || link(100, e, hashes(e), bpe(e), 960, 0, 120);
+    let cf = |fields: Vec<Field>| module_dump("MBbloomCF", 4, &fields);
+    let cf_head = |filters: u64, buckets: u64, bs: u64, mi: u64, exp: u64| {
+        vec![
+            Field::U(filters),
+            Field::U(buckets),
+            Field::U(0),
+            Field::U(0),
+            Field::U(bs),
+            Field::U(mi),
+            Field::U(exp),
+        ]
+    };
+    let cf_sub = |buckets: u64, bytes: usize| vec![Field::U(buckets), Field::S(vec![0; bytes])];
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("no links", bf(0, 5, Vec::new())),
+        ("5000 links", bf(5000, 5, good_link())),
+        ("unknown option bit", bf(1, 5 | 16, good_link())),
+        ("error rate 0", bf(1, 5, link(100, 0.0, 7, bpe(e), 960, 0, 120))),
+        ("error rate 1.5", bf(1, 5, link(100, 1.5, 7, bpe(e), 960, 0, 120))),
+        ("no hashes", bf(1, 5, link(100, e, 0, bpe(e), 960, 0, 120))),
+        ("10^6 hashes", bf(1, 5, link(100, e, 1_000_000, bpe(e), 960, 0, 120))),
+        ("n2 = 64", bf(1, 5, link(100, e, 7, bpe(e), 960, 64, 120))),
+        ("bits beyond the bytes", bf(1, 5, link(100, e, 7, bpe(e), 10_000, 0, 120))),
+        ("2^40 bits in 8 bytes", bf(1, 5, link(100, e, 7, bpe(e), 0, 40, 8))),
+        ("NaN bits per entry", bf(1, 5, link(100, e, 7, f64::NAN, 960, 0, 120))),
+        ("two links announced, one sent", bf(2, 5, good_link())),
+        ("cuckoo: no sub-filters", cf(cf_head(0, 64, 2, 20, 1))),
+        ("cuckoo: 3 buckets", {
+            let mut f = cf_head(1, 3, 2, 20, 1);
+            f.extend(cf_sub(3, 6));
+            cf(f)
+        }),
+        ("cuckoo: bucket size 0", {
+            let mut f = cf_head(1, 64, 0, 20, 1);
+            f.extend(cf_sub(64, 0));
+            cf(f)
+        }),
+        ("cuckoo: bucket size 300", {
+            let mut f = cf_head(1, 64, 300, 20, 1);
+            f.extend(cf_sub(64, 64 * 300));
+            cf(f)
+        }),
+        ("cuckoo: no iterations", {
+            let mut f = cf_head(1, 64, 2, 0, 1);
+            f.extend(cf_sub(64, 128));
+            cf(f)
+        }),
+        ("cuckoo: expansion 3", {
+            let mut f = cf_head(2, 64, 2, 20, 3);
+            f.extend(cf_sub(64, 128));
+            f.extend(cf_sub(192, 384));
+            cf(f)
+        }),
+        ("cuckoo: expansion 0 with two sub-filters", {
+            let mut f = cf_head(2, 64, 2, 20, 0);
+            f.extend(cf_sub(64, 128));
+            f.extend(cf_sub(64, 128));
+            cf(f)
+        }),
+        ("cuckoo: slots one byte short", {
+            let mut f = cf_head(1, 64, 2, 20, 1);
+            f.extend(cf_sub(64, 127));
+            cf(f)
+        }),
+        ("cuckoo: sub-filter bucket count disagrees", {
+            let mut f = cf_head(1, 64, 2, 20, 1);
+            f.extend(cf_sub(128, 256));
+            cf(f)
+        }),
+        ("cuckoo: 2^55 buckets announced", {
+            let mut f = cf_head(1, 1 << 55, 2, 20, 1);
+            f.extend(cf_sub(1 << 55, 16));
+            cf(f)
+        }),
+        ("cuckoo: version 5 reader on version 4 data", {
+            let mut f = cf_head(1, 64, 2, 20, 1);
+            f.extend(cf_sub(64, 128));
+            module_dump("MBbloomCF", 5, &f)
+        }),
+    ];
+    let _: () = redis::cmd("SET").arg("other").arg("x").query(&mut con).unwrap();
+    for (what, payload) in &cases {
+        let r = restore_value(&mut con, "bad", payload);
+        assert_eq!(r, "error: ERR Bad data format", "{what}");
+        let n: i64 = redis::cmd("DBSIZE").query(&mut con).unwrap();
+        assert_eq!(n, 1, "{what} changed the keyspace");
+    }
+    // The same shapes as SCANDUMP headers, through LOADCHUNK.
+    let mut h = Vec::new();
+    h.extend_from_slice(&0u64.to_le_bytes());
+    h.extend_from_slice(&1u32.to_le_bytes());
+    h.extend_from_slice(&5u32.to_le_bytes());
+    h.extend_from_slice(&2u32.to_le_bytes());
+    for v in [120u64, 960, 0] {
+        h.extend_from_slice(&v.to_le_bytes());
+    }
+    h.extend_from_slice(&e.to_le_bytes());
+    h.extend_from_slice(&bpe(e).to_le_bytes());
+    h.extend_from_slice(&(hashes(e) as u32).to_le_bytes());
+    h.extend_from_slice(&100u64.to_le_bytes());
+    h.push(0);
+    assert_eq!(h.len(), 73);
+    let load = |con: &mut Connection, kind: Kind, key: &str, data: &[u8]| {
+        let c = vec![
+            kind.prefix("LOADCHUNK").into_bytes(),
+            key.as_bytes().to_vec(),
+            b"1".to_vec(),
+            data.to_vec(),
+        ];
+        reply(con, &c)
+    };
+    assert_eq!(load(&mut con, Kind::Bloom, "ok", &h), "ok");
+    let mut bad = h.clone();
+    bad[28..36].copy_from_slice(&(1u64 << 40).to_le_bytes()); // bits beyond the bytes
+    assert!(load(&mut con, Kind::Bloom, "bad", &bad).starts_with("error"));
+    let mut bad = h.clone();
+    bad[8..12].copy_from_slice(&2u32.to_le_bytes()); // two links, one record
+    assert!(load(&mut con, Kind::Bloom, "bad", &bad).starts_with("error"));
+    let mut c = Vec::new();
+    for v in [0u64, 1 << 50, 0, 1] {
+        c.extend_from_slice(&v.to_le_bytes());
+    }
+    for v in [2u16, 20, 1] {
+        c.extend_from_slice(&v.to_le_bytes());
+    }
+    // 2^50 buckets: refused by the memory cap at once.
+    assert!(load(&mut con, Kind::Cuckoo, "bad", &c).starts_with("error"));
+    c[8..16].copy_from_slice(&64u64.to_le_bytes());
+    assert_eq!(load(&mut con, Kind::Cuckoo, "okc", &c), "ok");
+    let n: i64 = redis::cmd("DBSIZE").query(&mut con).unwrap();
+    assert_eq!(n, 3);
+    // The templates the bad cases were cut from are good data.
+    assert_eq!(restore_value(&mut con, "good", &bf(1, 5, good_link())), "ok");
+    let mut f = cf_head(2, 64, 2, 20, 2);
+    f.extend(cf_sub(64, 128));
+    f.extend(cf_sub(128, 256));
+    assert_eq!(restore_value(&mut con, "goodc", &cf(f)), "ok");
+    // A client's RESTORE is held to the configured limits, RedisBloom data included.
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("bf.max-filter-memory")
+        .arg("4096")
+        .query(&mut con)
+        .unwrap();
+    let big = bf(1, 5, link(1000, e, hashes(e), bpe(e), 9600, 0, 1200 * 8));
+    assert_eq!(restore_value(&mut con, "big", &big), "error: ERR Bad data format");
     assert!(s.is_alive());
 }
