@@ -19,6 +19,12 @@
 //!   operations, each an opcode byte and its operands (see [`BloomOp`] and
 //!   [`CuckooOp`] in the source).
 //! - [`args`]: a command's arguments separated by `\n` (argv[0] first).
+//! - [`rdb_redisbloom`]: RedisBloom's own RDB payloads (encoding versions 0-4)
+//!   of either type: byte 0 picks the type (bit 0) and the version
+//!   (`byte / 2 % 5`), then the fields the loader reads, each a tag byte
+//!   (`% 3`: 0 unsigned, 1 double, 2 buffer) and its value (8 bytes, 8 bytes,
+//!   or a `u16` length and that many bytes); a field of another kind than the
+//!   loader asks for ends the payload, as an RDB type error does.
 
 use crate::cmd::bf::{self as cbf, BloomDefaults, InfoField};
 use crate::cmd::cf::{self as ccf, CuckooDefaults};
@@ -26,7 +32,7 @@ use crate::cmd::parse::{is_keyword, parse_f64, parse_i64, ArgList};
 use crate::core::bloom::{BloomChain, BloomLayout, Limits, MAX_LINKS_CEILING};
 use crate::core::cuckoo::{hash_item, CuckooFilter};
 use crate::core::hash::ItemHash;
-use crate::core::payload::load_payload;
+use crate::core::payload::{load_payload, RdbRead};
 
 /// The memory cap of every filter built while fuzzing: small enough that no
 /// header makes the fuzzer run out of memory or slow down (the checks walk the
@@ -230,14 +236,14 @@ pub fn bloom_chunks(data: &[u8]) {
                 let _ = c.load_chunk(it, buf);
             }
             BloomOp::Add => {
-                let h = ItemHash::of(input.item());
+                let h = c.hash(input.item());
                 c.prefetch(&h);
                 if c.add(&h, &limits).is_ok() {
                     assert!(c.contains(&h), "added item not found");
                 }
             }
             BloomOp::Exists => {
-                let _ = c.contains(&ItemHash::of(input.item()));
+                let _ = c.contains(&c.hash(input.item()));
             }
             BloomOp::ScanDump => {
                 let it = input.i64().unwrap_or(0);
@@ -400,13 +406,13 @@ pub fn cuckoo_chunks(data: &[u8]) {
                 let _ = f.load_chunk(it, buf);
             }
             CuckooOp::Add => {
-                let h = hash_item(input.item());
+                let h = f.hash(input.item());
                 if f.insert(&h, MAX_FILTERS, MAX_BYTES).is_ok() {
                     assert!(f.contains(&h) && f.count(&h) >= 1, "added item not found");
                 }
             }
             CuckooOp::AddNx => {
-                let h = hash_item(input.item());
+                let h = f.hash(input.item());
                 let before = f.contains(&h);
                 match f.insert_unique(&h, MAX_FILTERS, MAX_BYTES) {
                     Ok(added) => {
@@ -417,12 +423,12 @@ pub fn cuckoo_chunks(data: &[u8]) {
                 }
             }
             CuckooOp::Del => {
-                let h = hash_item(input.item());
+                let h = f.hash(input.item());
                 let present = f.contains(&h);
                 assert_eq!(f.delete(&h), present);
             }
             CuckooOp::Exists => {
-                let h = hash_item(input.item());
+                let h = f.hash(input.item());
                 assert_eq!(f.contains(&h), f.count(&h) > 0);
             }
             CuckooOp::CompactStep => {
@@ -568,13 +574,181 @@ pub fn args(data: &[u8]) {
 pub type Target = (&'static str, fn(&[u8]));
 
 /// Every fuzz target.
-pub const TARGETS: [Target; 5] = [
+pub const TARGETS: [Target; 6] = [
     ("rdb_bloom", rdb_bloom),
     ("rdb_cuckoo", rdb_cuckoo),
     ("bloom_chunks", bloom_chunks),
     ("cuckoo_chunks", cuckoo_chunks),
     ("args", args),
+    ("rdb_redisbloom", rdb_redisbloom),
 ];
+
+/// RedisBloom's RDB fields read from the fuzz input (see the module doc).
+struct FuzzRdb<'a> {
+    input: Input<'a>,
+}
+
+impl<'a> FuzzRdb<'a> {
+    fn tagged(&mut self, tag: u8) -> Option<()> {
+        (self.input.u8()? % 3 == tag).then_some(())
+    }
+}
+
+impl<'a> RdbRead for FuzzRdb<'a> {
+    type Buf = &'a [u8];
+    fn unsigned(&mut self) -> Option<u64> {
+        self.tagged(0)?;
+        Some(u64::from_le_bytes(self.input.array::<8>()?))
+    }
+    fn double(&mut self) -> Option<f64> {
+        self.tagged(1)?;
+        Some(f64::from_le_bytes(self.input.array::<8>()?))
+    }
+    fn buffer(&mut self) -> Option<&'a [u8]> {
+        self.tagged(2)?;
+        self.input.buffer()
+    }
+}
+
+/// RedisBloom's own RDB payload of either type (input format in the module doc).
+pub fn rdb_redisbloom(data: &[u8]) {
+    let mut input = Input::new(data);
+    let Some(sel) = input.u8() else {
+        return;
+    };
+    let encver = i32::from(sel / 2 % 5);
+    let mut r = FuzzRdb { input };
+    if sel & 1 == 0 {
+        if let Ok(c) = BloomChain::from_redisbloom_rdb(encver, &mut r, &limits()) {
+            assert!(c.is_redisbloom());
+            check_bloom(&c);
+        }
+    } else if let Ok(f) = CuckooFilter::from_redisbloom_rdb(encver, &mut r, MAX_BYTES) {
+        assert!(f.is_redisbloom());
+        check_cuckoo(&f);
+    }
+}
+
+/// One RedisBloom RDB field of a [`rdb_redisbloom`] seed.
+enum RbField {
+    U(u64),
+    D(f64),
+    B(Vec<u8>),
+}
+
+fn rb_seed(sel: u8, fields: &[RbField]) -> Vec<u8> {
+    let mut out = vec![sel];
+    for f in fields {
+        match f {
+            RbField::U(v) => {
+                out.push(0);
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            RbField::D(v) => {
+                out.push(1);
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            RbField::B(b) => {
+                out.push(2);
+                put_buffer(&mut out, b);
+            }
+        }
+    }
+    out
+}
+
+/// Seeds of [`rdb_redisbloom`]: Bloom payloads of versions 0, 1 and 4 and cuckoo
+/// payloads of versions 2 and 4, as RedisBloom writes them.
+fn redisbloom_seeds() -> Vec<Seed> {
+    use RbField::{B, D, U};
+    let e: f64 = 0.01;
+    let bpe = (e.ln() / 0.480453013918201).abs();
+    let k = (0.693147180559945 * bpe).ceil() as u64;
+    let mut set = vec![0u8; 120];
+    set[3] = 0x41;
+    vec![
+        (
+            "bloom-v4",
+            rb_seed(
+                8,
+                &[
+                    U(1),
+                    U(1),
+                    U(5),
+                    U(2),
+                    U(100),
+                    D(e),
+                    U(k),
+                    D(bpe),
+                    U(960),
+                    U(0),
+                    B(set.clone()),
+                    U(1),
+                ],
+            ),
+        ),
+        (
+            "bloom-v0",
+            rb_seed(
+                0,
+                &[
+                    U(0),
+                    U(1),
+                    U(100),
+                    D(e),
+                    U(k),
+                    D(bpe),
+                    B(vec![0; 120]),
+                    U(0),
+                ],
+            ),
+        ),
+        (
+            "bloom-v1-pow2",
+            rb_seed(
+                2,
+                &[
+                    U(0),
+                    U(1),
+                    U(100),
+                    D(e),
+                    U(k),
+                    D(bpe),
+                    U(1024),
+                    U(10),
+                    B(vec![0; 128]),
+                    U(0),
+                ],
+            ),
+        ),
+        (
+            "cuckoo-v4",
+            rb_seed(
+                9,
+                &[
+                    U(2),
+                    U(8),
+                    U(1),
+                    U(0),
+                    U(2),
+                    U(20),
+                    U(2),
+                    U(8),
+                    B(vec![0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
+                    U(16),
+                    B(vec![0; 32]),
+                ],
+            ),
+        ),
+        (
+            "cuckoo-v2",
+            rb_seed(5, &[U(1), U(16), U(0), B(vec![0; 32])]),
+        ),
+    ]
+    .into_iter()
+    .map(|(name, data)| ("rdb_redisbloom", name.to_string(), data))
+    .collect()
+}
 
 fn put_buffer(out: &mut Vec<u8>, b: &[u8]) {
     out.extend_from_slice(&(b.len() as u16).to_le_bytes());
@@ -733,6 +907,7 @@ pub fn seeds() -> Vec<Seed> {
             a.replace(' ', "\n").into_bytes(),
         ));
     }
+    out.extend(redisbloom_seeds());
     out
 }
 
@@ -792,7 +967,13 @@ mod tests {
             }
             assert!(!name.is_empty());
         }
-        for t in ["rdb_bloom", "rdb_cuckoo", "bloom_chunks", "cuckoo_chunks"] {
+        for t in [
+            "rdb_bloom",
+            "rdb_cuckoo",
+            "bloom_chunks",
+            "cuckoo_chunks",
+            "rdb_redisbloom",
+        ] {
             assert!(seeds.iter().filter(|s| s.0 == t).count() >= 5, "{t}");
         }
     }

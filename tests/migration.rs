@@ -358,10 +358,17 @@ fn compare_key(rb: &mut Connection, fb: &mut Connection, c: &Case, fkey: &str) {
     // key's own allocation, which depends on how the key was created (RESTORE,
     // LOADCHUNK or a command), so allow that much.
     let usage = |con: &mut Connection, key: &str| -> i64 {
-        redis::cmd("MEMORY").arg("USAGE").arg(key).query(con).unwrap()
+        redis::cmd("MEMORY")
+            .arg("USAGE")
+            .arg(key)
+            .query(con)
+            .unwrap()
     };
     let (want, got) = (usage(rb, k), usage(fb, fkey));
-    assert!((want - got).abs() <= 64, "MEMORY USAGE of {k}: {got} vs {want}");
+    assert!(
+        (want - got).abs() <= 64,
+        "MEMORY USAGE of {k}: {got} vs {want}"
+    );
     let want = scandump(rb, c.kind, k);
     let got = scandump(fb, c.kind, fkey);
     if want.is_empty() && c.kind == Kind::Cuckoo {
@@ -1103,20 +1110,26 @@ fn hostile_redisbloom_payloads_are_refused_and_change_nothing() {
     let s = start_ferrobloom();
     let mut con = s.conn();
     let e = 0.01;
-    let link = |entries: u64, error: f64, hashes: u64, bpe: f64, bits: u64, n2: u64, bytes: usize| {
-        vec![
-            Field::U(entries),
-            Field::D(error),
-            Field::U(hashes),
-            Field::D(bpe),
-            Field::U(bits),
-            Field::U(n2),
-            Field::S(vec![0; bytes]),
-            Field::U(0),
-        ]
-    };
+    let link =
+        |entries: u64, error: f64, hashes: u64, bpe: f64, bits: u64, n2: u64, bytes: usize| {
+            vec![
+                Field::U(entries),
+                Field::D(error),
+                Field::U(hashes),
+                Field::D(bpe),
+                Field::U(bits),
+                Field::U(n2),
+                Field::S(vec![0; bytes]),
+                Field::U(0),
+            ]
+        };
     let bf = |nlinks: u64, options: u64, links: Vec<Field>| {
-        let mut f = vec![Field::U(0), Field::U(nlinks), Field::U(options), Field::U(2)];
+        let mut f = vec![
+            Field::U(0),
+            Field::U(nlinks),
+            Field::U(options),
+            Field::U(2),
+        ];
         f.extend(links);
         module_dump("MBbloom--", 4, &f)
     };
@@ -1138,14 +1151,32 @@ fn hostile_redisbloom_payloads_are_refused_and_change_nothing() {
         ("no links", bf(0, 5, Vec::new())),
         ("5000 links", bf(5000, 5, good_link())),
         ("unknown option bit", bf(1, 5 | 16, good_link())),
-        ("error rate 0", bf(1, 5, link(100, 0.0, 7, bpe(e), 960, 0, 120))),
-        ("error rate 1.5", bf(1, 5, link(100, 1.5, 7, bpe(e), 960, 0, 120))),
+        (
+            "error rate 0",
+            bf(1, 5, link(100, 0.0, 7, bpe(e), 960, 0, 120)),
+        ),
+        (
+            "error rate 1.5",
+            bf(1, 5, link(100, 1.5, 7, bpe(e), 960, 0, 120)),
+        ),
         ("no hashes", bf(1, 5, link(100, e, 0, bpe(e), 960, 0, 120))),
-        ("10^6 hashes", bf(1, 5, link(100, e, 1_000_000, bpe(e), 960, 0, 120))),
+        (
+            "10^6 hashes",
+            bf(1, 5, link(100, e, 1_000_000, bpe(e), 960, 0, 120)),
+        ),
         ("n2 = 64", bf(1, 5, link(100, e, 7, bpe(e), 960, 64, 120))),
-        ("bits beyond the bytes", bf(1, 5, link(100, e, 7, bpe(e), 10_000, 0, 120))),
-        ("2^40 bits in 8 bytes", bf(1, 5, link(100, e, 7, bpe(e), 0, 40, 8))),
-        ("NaN bits per entry", bf(1, 5, link(100, e, 7, f64::NAN, 960, 0, 120))),
+        (
+            "bits beyond the bytes",
+            bf(1, 5, link(100, e, 7, bpe(e), 10_000, 0, 120)),
+        ),
+        (
+            "2^40 bits in 8 bytes",
+            bf(1, 5, link(100, e, 7, bpe(e), 0, 40, 8)),
+        ),
+        (
+            "NaN bits per entry",
+            bf(1, 5, link(100, e, 7, f64::NAN, 960, 0, 120)),
+        ),
         ("two links announced, one sent", bf(2, 5, good_link())),
         ("cuckoo: no sub-filters", cf(cf_head(0, 64, 2, 20, 1))),
         ("cuckoo: 3 buckets", {
@@ -1201,7 +1232,11 @@ fn hostile_redisbloom_payloads_are_refused_and_change_nothing() {
             module_dump("MBbloomCF", 5, &f)
         }),
     ];
-    let _: () = redis::cmd("SET").arg("other").arg("x").query(&mut con).unwrap();
+    let _: () = redis::cmd("SET")
+        .arg("other")
+        .arg("x")
+        .query(&mut con)
+        .unwrap();
     for (what, payload) in &cases {
         let r = restore_value(&mut con, "bad", payload);
         assert_eq!(r, "error: ERR Bad data format", "{what}");
@@ -1253,7 +1288,10 @@ fn hostile_redisbloom_payloads_are_refused_and_change_nothing() {
     let n: i64 = redis::cmd("DBSIZE").query(&mut con).unwrap();
     assert_eq!(n, 3);
     // The templates the bad cases were cut from are good data.
-    assert_eq!(restore_value(&mut con, "good", &bf(1, 5, good_link())), "ok");
+    assert_eq!(
+        restore_value(&mut con, "good", &bf(1, 5, good_link())),
+        "ok"
+    );
     let mut f = cf_head(2, 64, 2, 20, 2);
     f.extend(cf_sub(64, 128));
     f.extend(cf_sub(128, 256));
@@ -1266,6 +1304,9 @@ fn hostile_redisbloom_payloads_are_refused_and_change_nothing() {
         .query(&mut con)
         .unwrap();
     let big = bf(1, 5, link(1000, e, hashes(e), bpe(e), 9600, 0, 1200 * 8));
-    assert_eq!(restore_value(&mut con, "big", &big), "error: ERR Bad data format");
+    assert_eq!(
+        restore_value(&mut con, "big", &big),
+        "error: ERR Bad data format"
+    );
     assert!(s.is_alive());
 }

@@ -23,11 +23,14 @@
 //! u64 items, f64 error, f64 bpe, u32 hashes, u64 entries, u8 n2`. The data
 //! chunks are the links' bytes, exactly as in ferrobloom's own format.
 //!
-//! Loading checks what memory safety and bounded work need, and no more than
-//! RedisBloom itself accepts from its own RDB files: error rate in (0, 1),
-//! `bpe` finite and positive, 1 to [`RB_MAX_HASHES`] hashes, `n2 <= 63`, a
-//! modulus of at least one bit that fits in the link's bytes, known options,
-//! at most [`MAX_LINKS_CEILING`] links, and the caller's limits.
+//! Loading checks what memory safety and bounded work need, and what every
+//! filter RedisBloom writes satisfies: error rate in (0, 1), `bpe` finite and
+//! positive, 1 to [`RB_MAX_HASHES`] hashes, `n2 <= 63`, a modulus of at least one
+//! bit that fits in the link's bytes, known options, at most
+//! [`MAX_LINKS_CEILING`] links, a total equal to the links' items, and the
+//! caller's limits. (RedisBloom's own LOADCHUNK also requires `bits = 8·bytes`
+//! and `hashes = ceil(ln 2 · bpe)`; its RDB loader does not, and links from
+//! RedisBloom 1.x files break the first, so neither is required here.)
 
 use super::*;
 use crate::core::payload::RdbRead;
@@ -278,6 +281,19 @@ impl BloomChain {
         Ok(chain)
     }
 
+    /// RedisBloom keeps the total equal to the sum of its links' items (its
+    /// LOADCHUNK checks it); so does every chain here, whatever path it came by.
+    fn check_total(total: u64, links: &[Link]) -> Result<(), BloomError> {
+        let sum = links
+            .iter()
+            .try_fold(0u64, |acc, l| acc.checked_add(l.items))
+            .ok_or(BloomError::BadHeader("item count overflow"))?;
+        if sum != total {
+            return Err(BloomError::BadHeader("link items do not add up"));
+        }
+        Ok(())
+    }
+
     fn rb_finish(rb: RbChain, total: u64, links: Vec<Link>) -> Self {
         BloomChain {
             links,
@@ -351,6 +367,7 @@ impl BloomChain {
             link.data_mut().copy_from_slice(data);
             links.push(link);
         }
+        Self::check_total(total, &links)?;
         Ok(Self::rb_finish(rb, total, links))
     }
 
@@ -418,6 +435,12 @@ impl BloomChain {
         }
         if mem > limits.max_bytes {
             return Err(BloomError::MemoryCap);
+        }
+        let sum = shapes
+            .iter()
+            .try_fold(0u64, |acc, (_, items)| acc.checked_add(*items));
+        if sum != Some(total) {
+            return Err(BloomError::BadHeader("link items do not add up"));
         }
         for (shape, items) in shapes {
             let mut link = Link::new(shape)?;
