@@ -663,7 +663,7 @@ fn redisbloom_seeds() -> Vec<Seed> {
     use RbField::{B, D, U};
     let e: f64 = 0.01;
     let bpe = (e.ln() / 0.480453013918201).abs();
-    let k = (0.693147180559945 * bpe).ceil() as u64;
+    let k = 7u64; // ceil(ln 2 · bpe) at 1%
     let mut set = vec![0u8; 120];
     set[3] = 0x41;
     vec![

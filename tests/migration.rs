@@ -535,6 +535,47 @@ fn redisbloom_rdb_file_loads_at_startup_and_survives_ferrobloom_persistence() {
 }
 
 #[test]
+fn redisbloom_aof_replays_into_ferrobloom() {
+    let Some(so) = redisbloom_so() else { return };
+    // RedisBloom's AOF rewrite writes BF.LOADCHUNK / CF.LOADCHUNK commands with its
+    // own headers (without an RDB preamble), plus the commands that follow it.
+    let mut rbs = Server::builder()
+        .module_path(&so)
+        .appendonly(true)
+        .aof_rdb_preamble(false)
+        .start();
+    let mut rb = rbs.conn();
+    let cases = all_cases();
+    build(&mut rb, &cases);
+    bgrewriteaof(&rbs);
+    for c in &cases {
+        for m in c.more.iter().take(3) {
+            reply(&mut rb, m);
+        }
+    }
+    rbs.stop(Stop::ShutdownNoSave);
+    let mut fbs = ferrobloom_builder()
+        .appendonly(true)
+        .aof_rdb_preamble(false)
+        .start();
+    fbs.stop(Stop::ShutdownNoSave);
+    std::fs::remove_dir_all(fbs.aof_dir()).ok();
+    copy_dir(&rbs.aof_dir(), &fbs.aof_dir());
+    fbs.start_again();
+    rbs.start_again();
+    let (mut rb, mut fb) = (rbs.conn(), fbs.conn());
+    compare_all(&mut rb, &mut fb, &cases);
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+#[test]
 fn ferrobloom_replica_of_a_redisbloom_primary_stays_identical_and_takes_over() {
     let Some(so) = redisbloom_so() else { return };
     let rbs = start_redisbloom(&so);
@@ -760,6 +801,8 @@ fn bpe(error: f64) -> f64 {
     (error.ln() / 0.480453013918201).abs()
 }
 
+/// RedisBloom's `ceil(ln 2 · bpe)`, with its spelling of ln 2.
+#[allow(clippy::approx_constant)]
 fn hashes(error: f64) -> u64 {
     (0.693147180559945 * bpe(error)).ceil() as u64
 }

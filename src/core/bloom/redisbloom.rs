@@ -304,10 +304,11 @@ impl BloomChain {
     }
 
     /// Loads RedisBloom's RDB payload of `MBbloom--` encoding version 0-4, as
-    /// its `BFRdbLoad` reads it: `total, nlinks, [options if >= 2], [growth if
-    /// >= 4, else 2]`, then per link `entries, error, hashes, bpe, [bits, n2 if
-    /// >= 1, else bits = entries·bpe], buffer, items`. Each link is checked
-    /// before its storage (the size of the buffer received) is allocated.
+    /// its `BFRdbLoad` reads it: `total, nlinks`, then `options` from version 2,
+    /// `growth` from version 4 (else 2), then per link `entries, error, hashes,
+    /// bpe`, then `bits, n2` from version 1 (version 0: `bits = entries·bpe`),
+    /// then `buffer, items`. Each link is checked before its storage (the size
+    /// of the buffer received) is allocated.
     pub fn from_redisbloom_rdb<R: RdbRead>(
         encver: i32,
         r: &mut R,
