@@ -23,6 +23,7 @@
 pub mod cluster;
 pub mod process;
 pub mod rdb;
+pub mod redisbloom;
 pub mod rng;
 
 use std::collections::HashMap;
