@@ -50,6 +50,7 @@ pub fn limits() -> Limits {
     Limits {
         max_bytes: MAX_BYTES,
         max_links: MAX_LINKS_CEILING,
+        max_filters: crate::core::cuckoo::MAX_SUBFILTERS,
     }
 }
 
@@ -499,6 +500,7 @@ const CUCKOO_DEFAULTS: [CuckooDefaults; 2] = [
 const CREATE_LIMITS: Limits = Limits {
     max_bytes: 64 << 10,
     max_links: 64,
+    max_filters: 64,
 };
 
 /// Every argument parser over one argument vector (`\n`-separated, argv[0]
@@ -623,7 +625,7 @@ pub fn rdb_redisbloom(data: &[u8]) {
             assert!(c.is_redisbloom());
             check_bloom(&c);
         }
-    } else if let Ok(f) = CuckooFilter::from_redisbloom_rdb(encver, &mut r, MAX_BYTES) {
+    } else if let Ok(f) = CuckooFilter::from_redisbloom_rdb(encver, &mut r, MAX_BYTES, MAX_FILTERS) {
         assert!(f.is_redisbloom());
         check_cuckoo(&f);
     }

@@ -136,11 +136,11 @@ pub fn bloom(op: Op, e: &BloomError) -> CmdError {
         (Op::Load, ChunkTooBig) => CHUNK_TOO_BIG,
         (Op::Load, _) => BAD_DATA,
         (Op::Create, MemoryCap | AllocFailed) => NO_MEMORY_CREATE,
+        (_, TooManyHashes) => BF_TOO_MANY_HASHES,
         (Op::Create, _) => BF_COULD_NOT_CREATE,
         (Op::Insert, Full) => BF_NONSCALING_FULL,
         (Op::Insert, MaxLinks) => BF_MAX_LINKS,
         (Op::Insert, MemoryCap) => BF_MEMORY_CAP,
-        (Op::Insert, InvalidParams(_)) => BF_TOO_MANY_HASHES,
         (Op::Insert, _) => BF_PROBLEM_INSERTING,
     })
 }

@@ -135,6 +135,8 @@ pub struct Limits {
     pub max_bytes: u64,
     /// Maximum number of links in a scaling chain.
     pub max_links: u32,
+    /// Maximum number of sub-filters of a cuckoo filter (`cf-max-expansions`).
+    pub max_filters: u32,
 }
 
 impl Default for Limits {
@@ -142,6 +144,7 @@ impl Default for Limits {
         Limits {
             max_bytes: 4 << 30,
             max_links: 64,
+            max_filters: 65536,
         }
     }
 }
@@ -156,9 +159,11 @@ pub enum BloomError {
     MemoryCap,
     /// The allocator had no memory.
     AllocFailed,
-    /// The parameters describe no usable filter (e.g. an error rate so small it
-    /// needs more than [`MAX_HASHES`] hash functions, or a capacity overflow).
+    /// The parameters describe no usable filter (e.g. a capacity overflow).
     InvalidParams(&'static str),
+    /// An error rate so small that a link needs more than [`MAX_HASHES`] hash
+    /// functions.
+    TooManyHashes,
     /// A SCANDUMP header or RDB payload failed validation.
     BadHeader(&'static str),
     /// A LOADCHUNK data chunk starts outside every link.
@@ -278,7 +283,7 @@ impl LinkShape {
         let bpe = error.ln().abs() / LN2_SQUARED;
         let hashes_f = (LN2 * bpe).ceil();
         if !(hashes_f >= 1.0 && hashes_f <= MAX_HASHES as f64) {
-            return Err(BloomError::InvalidParams("error rate too small"));
+            return Err(BloomError::TooManyHashes);
         }
         let mut bits_f = (entries as f64 * bpe).floor();
         if guaranteed {
@@ -859,6 +864,59 @@ impl BloomChain {
     /// Reads ferrobloom's own header only (RDB payloads record which format
     /// their header has).
     pub fn from_native_header(bytes: &[u8], limits: &Limits) -> Result<Self, BloomError> {
+        let (total, expansion, shapes) = Self::parse_native_header(bytes, limits)?;
+        Self::build(total, expansion, None, shapes)
+    }
+
+    /// The byte lengths of the links a header describes, checked completely as
+    /// [`from_header`](Self::from_header) checks it, without allocating them
+    /// (so a payload's data can be checked against its header first).
+    pub fn header_link_bytes(
+        bytes: &[u8],
+        limits: &Limits,
+        redisbloom: Option<bool>,
+    ) -> Result<Vec<u64>, BloomError> {
+        let native = || Self::parse_native_header(bytes, limits).map(|(_, _, s)| s);
+        let rb = || Self::parse_rb_header(bytes, limits).map(|(_, _, s)| s);
+        let shapes = match redisbloom {
+            Some(false) => native()?,
+            Some(true) => rb()?,
+            None if bytes.starts_with(&HEADER_MAGIC) => native().or_else(|e| rb().map_err(|_| e))?,
+            None => rb()?,
+        };
+        Ok(shapes.iter().map(|(s, _)| s.storage).collect())
+    }
+
+    /// Allocates the zeroed links of a checked header.
+    fn build(
+        total: u64,
+        expansion: u32,
+        rb: Option<RbChain>,
+        shapes: Vec<(LinkShape, u64)>,
+    ) -> Result<Self, BloomError> {
+        let mut links = Vec::new();
+        links
+            .try_reserve_exact(shapes.len())
+            .map_err(|_| BloomError::AllocFailed)?;
+        for (shape, items) in shapes {
+            let mut link = Link::new(shape)?;
+            link.items = items;
+            links.push(link);
+        }
+        Ok(BloomChain {
+            links,
+            items: total,
+            expansion,
+            rb,
+        })
+    }
+
+    /// Checks ferrobloom's header completely: `(total, expansion, links)`.
+    #[allow(clippy::type_complexity)]
+    fn parse_native_header(
+        bytes: &[u8],
+        limits: &Limits,
+    ) -> Result<(u64, u32, Vec<(LinkShape, u64)>), BloomError> {
         let mut r = Reader::new(bytes);
         if r.take(4)? != HEADER_MAGIC {
             return Err(BloomError::BadHeader("bad magic"));
@@ -886,7 +944,10 @@ impl BloomChain {
         if bytes.len() != HEADER_FIXED + LINK_RECORD * n as usize {
             return Err(BloomError::BadHeader("header length does not match links"));
         }
-        let mut shapes = Vec::with_capacity(n as usize);
+        let mut shapes = Vec::new();
+        shapes
+            .try_reserve_exact(n as usize)
+            .map_err(|_| BloomError::AllocFailed)?;
         let mut sum_items: u64 = 0;
         let mut mem = CHAIN_OVERHEAD;
         for _ in 0..n {
@@ -944,21 +1005,7 @@ impl BloomChain {
         if mem > limits.max_bytes {
             return Err(BloomError::MemoryCap);
         }
-        let mut links = Vec::new();
-        links
-            .try_reserve_exact(shapes.len())
-            .map_err(|_| BloomError::AllocFailed)?;
-        for (shape, items) in shapes {
-            let mut link = Link::new(shape)?;
-            link.items = items;
-            links.push(link);
-        }
-        Ok(BloomChain {
-            links,
-            items: total,
-            expansion,
-            rb: None,
-        })
+        Ok((total, expansion, shapes))
     }
 
     /// SCANDUMP data: for iterator `iter >= 1`, the chunk starting at byte

@@ -4,7 +4,7 @@
 //! sync) calls [`load_payload`] with a closure that reads RDB string buffers,
 //! and the fuzz targets call it with buffers cut from arbitrary bytes.
 
-use super::bloom::{BloomChain, Limits};
+use super::bloom::{BloomChain, Limits, SCANDUMP_CHUNK};
 use super::cuckoo::CuckooFilter;
 
 /// Reads RedisBloom's RDB primitives, in the order its loaders read them (the
@@ -32,6 +32,10 @@ pub trait Payload: Sized {
     /// Validates a header completely and allocates the zeroed filter it
     /// describes, within `limits` (Cuckoo filters use `limits.max_bytes` only).
     fn from_header(bytes: &[u8], limits: &Limits, format: HeaderFormat) -> Result<Self, String>;
+    /// The data bytes of each link / sub-filter the header describes, after the
+    /// same checks as [`from_header`](Self::from_header), allocating nothing.
+    fn data_lengths(bytes: &[u8], limits: &Limits, format: HeaderFormat)
+        -> Result<Vec<u64>, String>;
     /// Fills the data from chunks in SCANDUMP order (linear time): `read` is
     /// called with each chunk's destination.
     fn fill_chunks(
@@ -57,6 +61,14 @@ impl Payload for BloomChain {
         }
         .map_err(|e| format!("{e:?}"))
     }
+    fn data_lengths(
+        bytes: &[u8],
+        limits: &Limits,
+        format: HeaderFormat,
+    ) -> Result<Vec<u64>, String> {
+        BloomChain::header_link_bytes(bytes, limits, format.redisbloom())
+            .map_err(|e| format!("{e:?}"))
+    }
     fn fill_chunks(
         &mut self,
         read: impl FnMut(&mut [u8]) -> Result<(), String>,
@@ -77,12 +89,29 @@ impl Payload for BloomChain {
 
 impl Payload for CuckooFilter {
     fn from_header(bytes: &[u8], limits: &Limits, format: HeaderFormat) -> Result<Self, String> {
-        let max = limits.max_bytes;
+        let (max, filters) = (limits.max_bytes, limits.max_filters);
         match format {
-            HeaderFormat::Any => CuckooFilter::from_header(bytes, max),
-            HeaderFormat::Native => CuckooFilter::from_native_header(bytes, max),
-            HeaderFormat::RedisBloom => CuckooFilter::from_rb_header(bytes, max),
+            HeaderFormat::Any => CuckooFilter::from_header_within(bytes, max, filters),
+            HeaderFormat::Native => {
+                CuckooFilter::from_native_header(bytes, max).and_then(|f| within(f, filters))
+            }
+            HeaderFormat::RedisBloom => {
+                CuckooFilter::from_rb_header(bytes, max).and_then(|f| within(f, filters))
+            }
         }
+        .map_err(|e| e.to_string())
+    }
+    fn data_lengths(
+        bytes: &[u8],
+        limits: &Limits,
+        format: HeaderFormat,
+    ) -> Result<Vec<u64>, String> {
+        CuckooFilter::header_table_bytes(
+            bytes,
+            limits.max_bytes,
+            limits.max_filters,
+            format.redisbloom(),
+        )
         .map_err(|e| e.to_string())
     }
     fn fill_chunks(
@@ -99,8 +128,30 @@ impl Payload for CuckooFilter {
         r: &mut R,
         limits: &Limits,
     ) -> Result<Self, String> {
-        CuckooFilter::from_redisbloom_rdb(encver, r, limits.max_bytes).map_err(|e| e.to_string())
+        CuckooFilter::from_redisbloom_rdb(encver, r, limits.max_bytes, limits.max_filters)
+            .map_err(|e| e.to_string())
     }
+}
+
+impl HeaderFormat {
+    /// `Some(true)` for RedisBloom's, `Some(false)` for ferrobloom's, `None` for either.
+    fn redisbloom(self) -> Option<bool> {
+        match self {
+            HeaderFormat::Any => None,
+            HeaderFormat::Native => Some(false),
+            HeaderFormat::RedisBloom => Some(true),
+        }
+    }
+}
+
+/// A cuckoo filter within `max_filters` sub-filters (the count is only known
+/// after the header is read; nothing large is allocated before this check runs
+/// on a payload: see [`load_payload_as`]).
+fn within(f: CuckooFilter, max_filters: u32) -> Result<CuckooFilter, super::cuckoo::CuckooError> {
+    if f.num_filters() as u64 > u64::from(max_filters) {
+        return Err(super::cuckoo::CuckooError::MaxExpansions);
+    }
+    Ok(f)
 }
 
 /// Rebuilds a filter from its payload: `next_buffer` yields the header, then
@@ -115,17 +166,39 @@ pub fn load_payload<T: Payload, B: AsRef<[u8]>>(
 }
 
 /// [`load_payload`] for a payload whose header format is known.
+///
+/// The header is checked first, then every data buffer is read and its length
+/// checked against it, and only then is the filter allocated and filled: a
+/// payload whose header claims more than it carries is refused having
+/// allocated nothing but the buffers that did arrive.
 pub fn load_payload_as<T: Payload, B: AsRef<[u8]>>(
     limits: &Limits,
     format: HeaderFormat,
     mut next_buffer: impl FnMut() -> Option<B>,
 ) -> Result<T, String> {
     let header = next_buffer().ok_or("truncated payload (header)")?;
+    let lengths =
+        T::data_lengths(header.as_ref(), limits, format).map_err(|e| format!("invalid header: {e}"))?;
+    let mut chunks: Vec<B> = Vec::new();
+    for len in lengths {
+        let mut left = len;
+        while left > 0 {
+            let want = left.min(SCANDUMP_CHUNK);
+            let buf = next_buffer().ok_or("truncated payload (data)")?;
+            if buf.as_ref().len() as u64 != want {
+                return Err("data length does not match the header".into());
+            }
+            chunks.try_reserve(1).map_err(|_| "out of memory")?;
+            chunks.push(buf);
+            left -= want;
+        }
+    }
     let mut value = T::from_header(header.as_ref(), limits, format)
         .map_err(|e| format!("invalid header: {e}"))?;
     drop(header);
+    let mut bufs = chunks.into_iter();
     value.fill_chunks(|dst| {
-        let buf = next_buffer().ok_or("truncated payload (data)")?;
+        let buf = bufs.next().ok_or("truncated payload (data)")?;
         let src = buf.as_ref();
         if src.len() != dst.len() {
             return Err("data length does not match the header".into());

@@ -388,8 +388,13 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
         (KeyState::WrongType, _) => return Err(e::WRONG_TYPE.into()),
         (KeyState::Found, 1) => return Err(e::ITEM_EXISTS.into()),
         (KeyState::Missing, 1) => {
-            let f = CuckooFilter::from_header(data, max_filter_bytes(ctx.trusted()))
-                .map_err(|err| map_err(Op::Load, &err))?;
+            let trusted = ctx.trusted();
+            let f = CuckooFilter::from_header_within(
+                data,
+                max_filter_bytes(trusted),
+                cf_max_filters(trusted),
+            )
+            .map_err(|err| map_err(Op::Load, &err))?;
             if !key.set(&CUCKOO, Box::new(f)) {
                 return Err(e::CF_CANNOT_CREATE.into());
             }

@@ -116,7 +116,7 @@ impl Float {
 
     fn store(&self, v: f64) {
         self.bits.store(v.to_bits(), Relaxed);
-        let text = format!("{v}");
+        let text = short_float(v);
         if let (Some(create), Some(free)) =
             (api!(RedisModule_CreateString), api!(RedisModule_FreeString))
         {
@@ -135,6 +135,39 @@ impl Float {
             }
         }
     }
+}
+
+/// The shortest text that reads back as `v`, without 300 digits for tiny
+/// values (`1e-300`, `0.01`).
+pub fn short_float(v: f64) -> String {
+    if v == 0.0 || v >= 1e-4 {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// Why a parsed error rate cannot serve as a default: every auto-created
+/// filter would fail. `None` when it can.
+fn unusable_rate(f: &Float, v: f64) -> Option<String> {
+    let name = f.name.to_string_lossy();
+    if std::ptr::eq(f, &BF_ERROR_RATE) {
+        // A scaling filter's first link has half the rate (the stricter case).
+        if crate::core::bloom::LinkShape::new(1, v * 0.5).is_err() {
+            return Some(format!(
+                "Value for `{name}` is too small: a filter would need more than {} hash functions",
+                crate::core::bloom::MAX_HASHES
+            ));
+        }
+    } else if v > 0.0 {
+        let b = CF_BUCKET_SIZE.get().clamp(1, 255) as u8;
+        if crate::core::cuckoo::fp_bits_for_error(v, b).is_none() {
+            return Some(format!(
+                "Value for `{name}` is too small even for 32-bit fingerprints at bucket size {b}"
+            ));
+        }
+    }
+    None
 }
 
 /// Default error rate of auto-created Bloom filters (0.01).
@@ -199,8 +232,8 @@ pub fn max_filter_bytes(trusted: bool) -> u64 {
     }
 }
 
-/// Bounds for Bloom filters: the configured ones for client commands, only the
-/// hard ceilings for trusted writes (loading, replication stream).
+/// Per-filter bounds: the configured ones for client commands, only the hard
+/// ceilings for trusted writes (loading, replication stream).
 pub fn bloom_limits(trusted: bool) -> Limits {
     Limits {
         max_bytes: max_filter_bytes(trusted),
@@ -209,6 +242,7 @@ pub fn bloom_limits(trusted: bool) -> Limits {
         } else {
             BF_MAX_LINKS.get() as u32
         },
+        max_filters: cf_max_filters(trusted),
     }
 }
 
@@ -299,6 +333,9 @@ extern "C" fn set_float(
     }
     match f.parse(bytes) {
         Some(v) => {
+            if let Some(why) = unusable_rate(f, v) {
+                return config_error(err, &why);
+            }
             f.store(v);
             raw::REDISMODULE_OK as c_int
         }

@@ -42,6 +42,12 @@ extern "C" fn info_func(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_
                 c"bf_max_links".as_ptr() as *mut c_char,
                 config::BF_MAX_LINKS.get(),
             );
+            let zeroed = CString::new(super::alloc::zeroed_allocator()).unwrap_or_default();
+            field_str(
+                ctx,
+                c"zeroed_allocator".as_ptr() as *mut c_char,
+                zeroed.as_ptr() as *mut c_char,
+            );
         }
     })
 }

@@ -206,11 +206,14 @@ fn save_buffer(rdb: *mut raw::RedisModuleIO, data: &[u8]) {
 }
 
 /// True when the payload comes from the server's own data or from its primary:
-/// loading (startup, DEBUG RELOAD, full sync) or running as a replica (a
-/// replicated RESTORE; replicas take writes only from their primary). Only then
-/// are configured limits waived: a lowered limit must never make existing data
-/// unloadable or a replica diverge. A client's RESTORE on a primary is held to
-/// the configured limits.
+/// loading (startup, DEBUG RELOAD, full sync) or a RESTORE on a read-only
+/// replica (`replica-read-only yes`, the default: clients cannot write there,
+/// so the RESTORE came from the primary's stream). Only then are configured
+/// limits waived: a lowered limit must never make existing data unloadable or a
+/// replica diverge. A client's RESTORE on a primary or on a *writable* replica is
+/// held to the configured limits (a payload does not tell which client sent it;
+/// keep the limits equal on primaries and replicas, as the README says, so a
+/// writable replica accepts what its primary accepted).
 fn trusted_payload(rdb: *mut raw::RedisModuleIO) -> bool {
     let (Some(get_ctx), Some(flags)) = (
         api!(RedisModule_GetContextFromIO),
@@ -222,9 +225,12 @@ fn trusted_payload(rdb: *mut raw::RedisModuleIO) -> bool {
     let ctx = unsafe { get_ctx(rdb) };
     // SAFETY: valid (non-null checked) context.
     !ctx.is_null()
-        && unsafe { flags(ctx) } as u32
-            & (raw::REDISMODULE_CTX_FLAGS_LOADING | raw::REDISMODULE_CTX_FLAGS_SLAVE)
-            != 0
+        && {
+            // SAFETY: as above.
+            let f = unsafe { flags(ctx) } as u32;
+            let read_only_replica = raw::REDISMODULE_CTX_FLAGS_SLAVE | raw::REDISMODULE_CTX_FLAGS_READONLY;
+            f & raw::REDISMODULE_CTX_FLAGS_LOADING != 0 || f & read_only_replica == read_only_replica
+        }
 }
 
 /// RedisBloom's RDB primitives read from a `RedisModuleIO`.

@@ -231,13 +231,13 @@ impl RbLinkFields {
 }
 
 impl BloomChain {
-    /// Starts an empty RedisBloom chain after checking its chain-level fields.
-    fn rb_chain(
+    /// Checks a RedisBloom chain's own fields.
+    fn rb_fields(
         options: u64,
         growth: u64,
         nlinks: u64,
         limits: &Limits,
-    ) -> Result<(RbChain, Vec<Link>), BloomError> {
+    ) -> Result<RbChain, BloomError> {
         let options = u32::try_from(options)
             .ok()
             .filter(|o| o & !OPT_ALL == 0)
@@ -249,11 +249,7 @@ impl BloomChain {
         if nlinks > u64::from(limits.max_links.min(MAX_LINKS_CEILING)) {
             return Err(BloomError::MaxLinks);
         }
-        let mut links = Vec::new();
-        links
-            .try_reserve_exact(nlinks as usize)
-            .map_err(|_| BloomError::AllocFailed)?;
-        Ok((RbChain { options, growth }, links))
+        Ok(RbChain { options, growth })
     }
 
     /// A new filter as RedisBloom's `SB_NewChain` makes it for BF.RESERVE /
@@ -330,7 +326,11 @@ impl BloomChain {
         } else {
             2
         };
-        let (rb, mut links) = Self::rb_chain(options, growth, nlinks, limits)?;
+        let rb = Self::rb_fields(options, growth, nlinks, limits)?;
+        let mut links = Vec::new();
+        links
+            .try_reserve_exact(nlinks as usize)
+            .map_err(|_| BloomError::AllocFailed)?;
         let mut mem = CHAIN_OVERHEAD;
         for _ in 0..nlinks {
             let entries = r.unsigned().ok_or(trunc.clone())?;
@@ -396,6 +396,17 @@ impl BloomChain {
     /// Reads RedisBloom's SCANDUMP header (module doc) into a zeroed chain;
     /// every link is checked, and the total size bounded, before allocating.
     pub fn from_rb_header(bytes: &[u8], limits: &Limits) -> Result<Self, BloomError> {
+        let (rb, total, shapes) = Self::parse_rb_header(bytes, limits)?;
+        let expansion = if rb.scaling() { rb.growth } else { 0 };
+        Self::build(total, expansion, Some(rb), shapes)
+    }
+
+    /// Checks RedisBloom's header completely: `(chain fields, total, links)`.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn parse_rb_header(
+        bytes: &[u8],
+        limits: &Limits,
+    ) -> Result<(RbChain, u64, Vec<(LinkShape, u64)>), BloomError> {
         let mut r = Reader::new(bytes);
         let total = r.u64()?;
         let nlinks = r.u32()?;
@@ -407,7 +418,7 @@ impl BloomChain {
         if expected != Some(bytes.len()) {
             return Err(BloomError::BadHeader("header length does not match links"));
         }
-        let (rb, mut links) = Self::rb_chain(
+        let rb = Self::rb_fields(
             u64::from(options),
             u64::from(growth),
             u64::from(nlinks),
@@ -443,11 +454,6 @@ impl BloomChain {
         if sum != Some(total) {
             return Err(BloomError::BadHeader("link items do not add up"));
         }
-        for (shape, items) in shapes {
-            let mut link = Link::new(shape)?;
-            link.items = items;
-            links.push(link);
-        }
-        Ok(Self::rb_finish(rb, total, links))
+        Ok((rb, total, shapes))
     }
 }

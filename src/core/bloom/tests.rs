@@ -176,6 +176,7 @@ fn link_count_is_bounded() {
     let limits = Limits {
         max_bytes: 1 << 30,
         max_links: 4,
+        ..Limits::default()
     };
     let mut c = BloomChain::new(1, 0.5, 1, &limits).unwrap();
     let mut errors = 0;
@@ -197,13 +198,14 @@ fn hash_count_is_bounded() {
     // Error rates needing more than MAX_HASHES hash functions are refused...
     assert!(matches!(
         BloomChain::new(100, 1e-60, 2, &Limits::default()),
-        Err(BloomError::InvalidParams(_))
+        Err(BloomError::TooManyHashes)
     ));
     // ... and so is growth past it: capacity 1, expansion 1 at 1e-30 grows until
     // the halved error needs more than 128 hashes.
     let limits = Limits {
         max_bytes: 1 << 30,
         max_links: 1024,
+        ..Limits::default()
     };
     let mut c = BloomChain::new(1, 1e-30, 1, &limits).unwrap();
     let mut last = Ok(true);
@@ -213,7 +215,7 @@ fn hash_count_is_bounded() {
             break;
         }
     }
-    assert!(matches!(last, Err(BloomError::InvalidParams(_))));
+    assert!(matches!(last, Err(BloomError::TooManyHashes)));
     assert!(c.links().iter().all(|l| l.shape().hashes <= MAX_HASHES));
 }
 
@@ -222,6 +224,7 @@ fn memory_cap_is_enforced_before_allocating() {
     let small = Limits {
         max_bytes: 10_000,
         max_links: 64,
+        ..Limits::default()
     };
     assert_eq!(
         BloomChain::new(1_000_000, 0.01, 2, &small).err(),

@@ -87,7 +87,9 @@ impl CuckooFilter {
             // Sub-filter k fully examined (or found empty).
             budget = budget.saturating_sub(1);
             if occupied == 0 && k.saturating_add(1) == self.subs.len() {
-                self.subs.pop();
+                if let Some(gone) = self.subs.pop() {
+                    self.total_slots = self.total_slots.saturating_sub(gone.slots);
+                }
                 // Fewer slots: keep a loaded count that disagrees with the table
                 // loadable (see `count_insert`).
                 self.num_items = self.num_items.min(self.total_slots());

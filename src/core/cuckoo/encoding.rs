@@ -79,14 +79,61 @@ impl CuckooFilter {
     ///
     /// RedisBloom's header is told apart by its length (38 bytes, against 64).
     pub fn from_header(bytes: &[u8], max_bytes: u64) -> Result<Self, CuckooError> {
-        if bytes.len() == RB_HEADER_LEN {
-            return Self::from_rb_header(bytes, max_bytes);
-        }
-        Self::from_native_header(bytes, max_bytes)
+        Self::from_header_within(bytes, max_bytes, MAX_SUBFILTERS)
+    }
+
+    /// [`from_header`](Self::from_header) with a bound on the number of
+    /// sub-filters (`cf-max-expansions` for what a client sends).
+    pub fn from_header_within(
+        bytes: &[u8],
+        max_bytes: u64,
+        max_filters: u32,
+    ) -> Result<Self, CuckooError> {
+        Self::plan(bytes, max_bytes, max_filters, None)?.allocate()
     }
 
     /// Reads ferrobloom's own header only.
     pub fn from_native_header(bytes: &[u8], max_bytes: u64) -> Result<Self, CuckooError> {
+        Self::plan(bytes, max_bytes, MAX_SUBFILTERS, Some(false))?.allocate()
+    }
+
+    /// The slot-storage bytes of each sub-filter a header describes, checked
+    /// completely, without allocating them (so a payload's data can be checked
+    /// against its header first). `redisbloom`: which format; `None` = by length.
+    pub fn header_table_bytes(
+        bytes: &[u8],
+        max_bytes: u64,
+        max_filters: u32,
+        redisbloom: Option<bool>,
+    ) -> Result<Vec<u64>, CuckooError> {
+        let plan = Self::plan(bytes, max_bytes, max_filters, redisbloom)?;
+        let (b, f) = (plan.filter.bucket_size, plan.filter.fp_bits);
+        plan.buckets
+            .iter()
+            .map(|n| table_bytes(*n, b, f).ok_or(CuckooError::MemoryCap))
+            .collect()
+    }
+
+    /// Checks a header of either format completely (module docs).
+    pub(super) fn plan(
+        bytes: &[u8],
+        max_bytes: u64,
+        max_filters: u32,
+        redisbloom: Option<bool>,
+    ) -> Result<Plan, CuckooError> {
+        let rb = redisbloom.unwrap_or(bytes.len() == RB_HEADER_LEN);
+        let plan = if rb {
+            Self::plan_rb_header(bytes, max_bytes)?
+        } else {
+            Self::plan_native_header(bytes, max_bytes)?
+        };
+        if plan.buckets.len() as u64 > u64::from(max_filters.min(MAX_SUBFILTERS)) {
+            return Err(CuckooError::MaxExpansions);
+        }
+        Ok(plan)
+    }
+
+    fn plan_native_header(bytes: &[u8], max_bytes: u64) -> Result<Plan, CuckooError> {
         use CuckooError::BadHeader;
         let hdr: &[u8; HEADER_LEN] = bytes.try_into().map_err(|_| BadHeader("length"))?;
         let u16_at = |o: usize| -> u16 {
@@ -169,7 +216,9 @@ impl CuckooFilter {
             let b = table_bytes(buckets, bucket_size, fp_bits).ok_or(CuckooError::MemoryCap)?;
             total_bytes = total_bytes.checked_add(b).ok_or(CuckooError::MemoryCap)?;
             total_slots = total_slots.saturating_add(slots);
-            if total_bytes > max_bytes || usize::try_from(total_bytes).is_err() {
+            if mem_formula(u64::from(i) + 1, total_bytes) > max_bytes
+                || usize::try_from(total_bytes).is_err()
+            {
                 return Err(CuckooError::MemoryCap);
             }
             if i == cursor_filter {
@@ -196,18 +245,8 @@ impl CuckooFilter {
         };
 
         let layout = Layout::new(fp_bits, bucket_size);
-        let mut subs = Vec::new();
-        subs.try_reserve_exact(nfilters as usize)
-            .map_err(|_| CuckooError::AllocFailed)?;
-        let mut buckets = base;
-        for i in 0..nfilters {
-            if i > 0 {
-                buckets = buckets.saturating_mul(u64::from(expansion));
-            }
-            subs.push(SubFilter::new_zeroed(buckets, &layout)?);
-        }
-        Ok(CuckooFilter {
-            subs,
+        let filter = CuckooFilter {
+            subs: Vec::new(),
             layout,
             bucket_size,
             fp_bits,
@@ -219,6 +258,11 @@ impl CuckooFilter {
             error_rate,
             cursor,
             rb: false,
+            total_slots: 0,
+        };
+        Ok(Plan {
+            buckets: Plan::bucket_counts(base, expansion, nfilters)?,
+            filter,
         })
     }
 

@@ -41,6 +41,51 @@ pub struct CuckooFilter {
     /// Migrated from RedisBloom: its hash, fingerprint, alternate bucket, victim
     /// choice, counting and compaction rules (see `redisbloom.rs`).
     pub(super) rb: bool,
+    /// Slots over all sub-filters, kept up to date as sub-filters come and go
+    /// (so counting an insert is O(1), not a walk over the sub-filters).
+    pub(super) total_slots: u64,
+}
+
+/// A checked header: the filter without its tables, and each table's bucket
+/// count. [`Plan::allocate`] allocates the tables (zeroed lazily by the
+/// allocator); until then nothing is allocated but this list.
+pub(super) struct Plan {
+    pub(super) filter: CuckooFilter,
+    pub(super) buckets: Vec<u64>,
+}
+
+impl Plan {
+    /// `base · expansion^i` for `i < n` (sizes already checked by the caller).
+    pub(super) fn bucket_counts(base: u64, expansion: u32, n: u32) -> Result<Vec<u64>, CuckooError> {
+        let mut v = Vec::new();
+        v.try_reserve_exact(n as usize)
+            .map_err(|_| CuckooError::AllocFailed)?;
+        let mut b = base;
+        for i in 0..n {
+            if i > 0 {
+                b = b.saturating_mul(u64::from(expansion));
+            }
+            v.push(b);
+        }
+        Ok(v)
+    }
+
+    /// Allocates the zeroed tables.
+    pub(super) fn allocate(self) -> Result<CuckooFilter, CuckooError> {
+        let Plan { mut filter, buckets } = self;
+        let l = filter.layout;
+        filter
+            .subs
+            .try_reserve_exact(buckets.len())
+            .map_err(|_| CuckooError::AllocFailed)?;
+        for b in buckets {
+            let sub = SubFilter::new_zeroed(b, &l)?;
+            filter.total_slots = filter.total_slots.saturating_add(sub.slots);
+            filter.subs.push(sub);
+        }
+        filter.num_items = filter.num_items.min(filter.total_slots);
+        Ok(filter)
+    }
 }
 
 impl fmt::Debug for CuckooFilter {
@@ -121,12 +166,13 @@ impl CuckooFilter {
             .ok_or(CuckooError::MemoryCap)?;
         let layout = Layout::new(p.fp_bits, p.bucket_size);
         let bytes = table_bytes(base, p.bucket_size, p.fp_bits).ok_or(CuckooError::MemoryCap)?;
-        if bytes > max_bytes {
+        if mem_formula(1, bytes) > max_bytes {
             return Err(CuckooError::MemoryCap);
         }
         let mut subs = Vec::new();
         subs.try_reserve(1).map_err(|_| CuckooError::AllocFailed)?;
         subs.push(SubFilter::new_zeroed(base, &layout)?);
+        let total_slots = subs.first().map_or(0, |s| s.slots);
         Ok(CuckooFilter {
             subs,
             layout,
@@ -140,6 +186,7 @@ impl CuckooFilter {
             error_rate: p.error_rate,
             cursor: None,
             rb: p.redisbloom,
+            total_slots,
         })
     }
 
@@ -196,9 +243,7 @@ impl CuckooFilter {
     }
     /// Total slots over all sub-filters.
     pub fn total_slots(&self) -> u64 {
-        self.subs
-            .iter()
-            .fold(0u64, |a, s| a.saturating_add(s.slots))
+        self.total_slots
     }
     /// Total slot-storage bytes over all sub-filters.
     pub fn table_bytes(&self) -> u64 {
@@ -213,10 +258,7 @@ impl CuckooFilter {
     /// `40 + 16 * sub-filters + table bytes`: RedisBloom's formula at 8 bits
     /// (`buckets_i * bucket_size` bytes per sub-filter), the packed size otherwise.
     pub fn mem_usage(&self) -> usize {
-        let n = self.subs.len() as u64;
-        let total = 40u64
-            .saturating_add(n.saturating_mul(16))
-            .saturating_add(self.table_bytes());
+        let total = mem_formula(self.subs.len() as u64, self.table_bytes());
         usize::try_from(total).unwrap_or(usize::MAX)
     }
 
@@ -362,13 +404,14 @@ impl CuckooFilter {
             .table_bytes()
             .checked_add(bytes)
             .ok_or(CuckooError::MemoryCap)?;
-        if total > max_bytes {
+        if mem_formula(n + 1, total) > max_bytes {
             return Err(CuckooError::MemoryCap);
         }
         self.subs
             .try_reserve(1)
             .map_err(|_| CuckooError::AllocFailed)?;
         let sub = SubFilter::new_zeroed(buckets, &self.layout)?;
+        self.total_slots = self.total_slots.saturating_add(sub.slots);
         self.subs.push(sub);
         Ok(())
     }

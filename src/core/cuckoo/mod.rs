@@ -158,6 +158,14 @@ impl CuckooHash {
     }
 }
 
+/// RedisBloom's memory formula, `40 + 16 · sub-filters + table bytes` (CF.INFO
+/// `Size`, MEMORY USAGE, and the quantity `max-filter-memory` bounds).
+pub(super) fn mem_formula(subfilters: u64, table_bytes: u64) -> u64 {
+    40u64
+        .saturating_add(subfilters.saturating_mul(16))
+        .saturating_add(table_bytes)
+}
+
 /// Hashes one item (one XXH3-128 pass, shared with Bloom filters).
 #[inline]
 pub fn hash_item(item: &[u8]) -> CuckooHash {

@@ -60,8 +60,8 @@ struct RbFields {
 }
 
 impl CuckooFilter {
-    /// Checks RedisBloom's fields (module doc) and allocates the zeroed filter.
-    fn from_rb_fields(f: &RbFields, max_bytes: u64) -> Result<Self, CuckooError> {
+    /// Checks RedisBloom's fields (module doc): the filter to allocate.
+    fn plan_rb_fields(f: &RbFields, max_bytes: u64) -> Result<Plan, CuckooError> {
         use CuckooError::BadHeader;
         if f.filters == 0 || f.filters > RB_MAX_FILTERS {
             return Err(BadHeader("number of filters"));
@@ -84,8 +84,7 @@ impl CuckooFilter {
         if !f.buckets.is_power_of_two() || f.buckets > RB_MAX_BUCKETS {
             return Err(BadHeader("number of buckets"));
         }
-        let layout = Layout::new(RB_FP_BITS, bucket_size);
-        let (mut total_bytes, mut total_slots, mut buckets) = (0u64, 0u64, f.buckets);
+        let (mut total_bytes, mut buckets) = (0u64, f.buckets);
         for i in 0..f.filters {
             if i > 0 {
                 buckets = buckets
@@ -95,34 +94,29 @@ impl CuckooFilter {
             }
             let b = table_bytes(buckets, bucket_size, RB_FP_BITS).ok_or(CuckooError::MemoryCap)?;
             total_bytes = total_bytes.checked_add(b).ok_or(CuckooError::MemoryCap)?;
-            total_slots = total_slots.saturating_add(buckets.saturating_mul(f.bucket_size));
-            if total_bytes > max_bytes || usize::try_from(total_bytes).is_err() {
+            if mem_formula(i + 1, total_bytes) > max_bytes || usize::try_from(total_bytes).is_err()
+            {
                 return Err(CuckooError::MemoryCap);
             }
         }
-        let mut subs = Vec::new();
-        subs.try_reserve_exact(f.filters as usize)
-            .map_err(|_| CuckooError::AllocFailed)?;
-        let mut buckets = f.buckets;
-        for i in 0..f.filters {
-            if i > 0 {
-                buckets = buckets.saturating_mul(u64::from(expansion));
-            }
-            subs.push(SubFilter::new_zeroed(buckets, &layout)?);
-        }
-        Ok(CuckooFilter {
-            subs,
-            layout,
+        let filter = CuckooFilter {
+            subs: Vec::new(),
+            layout: Layout::new(RB_FP_BITS, bucket_size),
             bucket_size,
             fp_bits: RB_FP_BITS,
             max_iterations,
             expansion,
             base_buckets: f.buckets,
-            num_items: f.items.min(total_slots),
+            num_items: f.items,
             num_deletes: f.deletes,
             error_rate: None,
             cursor: None,
             rb: true,
+            total_slots: 0,
+        };
+        Ok(Plan {
+            buckets: Plan::bucket_counts(f.buckets, expansion, f.filters as u32)?,
+            filter,
         })
     }
 
@@ -141,6 +135,10 @@ impl CuckooFilter {
 
     /// Reads RedisBloom's 38-byte header into a zeroed filter.
     pub fn from_rb_header(bytes: &[u8], max_bytes: u64) -> Result<Self, CuckooError> {
+        Self::plan(bytes, max_bytes, MAX_SUBFILTERS, Some(true))?.allocate()
+    }
+
+    pub(super) fn plan_rb_header(bytes: &[u8], max_bytes: u64) -> Result<Plan, CuckooError> {
         if bytes.len() != RB_HEADER_LEN {
             return Err(CuckooError::BadHeader("length"));
         }
@@ -154,7 +152,7 @@ impl CuckooFilter {
             max_iterations: u16_at(34),
             expansion: u16_at(36),
         };
-        Self::from_rb_fields(&f, max_bytes)
+        Self::plan_rb_fields(&f, max_bytes)
     }
 
     /// Loads RedisBloom's RDB payload of `MBbloomCF` encoding version 0-4, as its
@@ -166,6 +164,7 @@ impl CuckooFilter {
         encver: i32,
         r: &mut R,
         max_bytes: u64,
+        max_filters: u32,
     ) -> Result<Self, CuckooError> {
         let trunc = CuckooError::BadChunk("truncated payload");
         if !(0..=4).contains(&encver) {
@@ -189,17 +188,32 @@ impl CuckooFilter {
             f.max_iterations = r.unsigned().ok_or(trunc)?;
             f.expansion = r.unsigned().ok_or(trunc)?;
         }
-        let mut cf = Self::from_rb_fields(&f, max_bytes)?;
-        let sizes: Vec<u64> = cf.subfilter_buckets().collect();
-        for (i, want) in sizes.into_iter().enumerate() {
-            if encver >= 4 && r.unsigned().ok_or(trunc)? != want {
+        let plan = Self::plan_rb_fields(&f, max_bytes)?;
+        if plan.buckets.len() as u64 > u64::from(max_filters.min(MAX_SUBFILTERS)) {
+            return Err(CuckooError::MaxExpansions);
+        }
+        // Every table's bytes are read, and their lengths checked, before the
+        // filter is allocated: a payload can only make this allocate what it
+        // carries.
+        let mut tables = Vec::new();
+        tables
+            .try_reserve_exact(plan.buckets.len())
+            .map_err(|_| CuckooError::AllocFailed)?;
+        for want in &plan.buckets {
+            if encver >= 4 && r.unsigned().ok_or(trunc)? != *want {
                 return Err(CuckooError::BadChunk("sub-filter bucket count"));
             }
             let buf = r.buffer().ok_or(trunc)?;
+            let bytes = table_bytes(*want, plan.filter.bucket_size, RB_FP_BITS);
+            if Some(buf.as_ref().len() as u64) != bytes {
+                return Err(CuckooError::BadChunk("length"));
+            }
+            tables.push(buf);
+        }
+        let mut cf = plan.allocate()?;
+        for (i, buf) in tables.iter().enumerate() {
             cf.load_subfilter_bytes(i, buf.as_ref())?;
         }
-        // The clamp of `from_rb_fields` again, now that the slots are known.
-        cf.num_items = cf.num_items.min(cf.total_slots());
         Ok(cf)
     }
 }

@@ -86,14 +86,23 @@ pub(super) fn table_bytes(buckets: u64, bucket_size: u8, fp_bits: u8) -> Option<
     Some(bits / 8 + u64::from(bits % 8 != 0))
 }
 
-/// A zeroed byte vector, allocated fallibly.
+/// A zeroed byte vector, allocated fallibly with the allocator's zeroed
+/// allocation (lazily zeroed pages for large tables: no time proportional to
+/// the size, see `redis::alloc`).
 pub(super) fn alloc_zeroed(bytes: u64) -> Result<Vec<u8>, CuckooError> {
     let n = usize::try_from(bytes).map_err(|_| CuckooError::MemoryCap)?;
-    let mut v = Vec::new();
-    v.try_reserve_exact(n)
-        .map_err(|_| CuckooError::AllocFailed)?;
-    v.resize(n, 0);
-    Ok(v)
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(n).map_err(|_| CuckooError::MemoryCap)?;
+    // SAFETY: the layout has a non-zero size; a null result is handled.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return Err(CuckooError::AllocFailed);
+    }
+    // SAFETY: `ptr` holds `n` zeroed (initialised) bytes, allocated by the global
+    // allocator with the layout a `Vec<u8>` of capacity `n` uses.
+    Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
 }
 
 /// One cuckoo table.

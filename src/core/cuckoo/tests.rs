@@ -253,11 +253,14 @@ fn growth_and_max_expansions_per_growth() {
         f.subfilter_buckets().collect::<Vec<_>>(),
         vec![4, 8, 16, 32, 64]
     );
-    // Memory cap on growth.
-    let mut f = CuckooFilter::new(&params(8, 2, 2, 8), 8 + 16).unwrap();
+    // Memory cap on growth: RedisBloom's formula, 40 + 16 per sub-filter + tables,
+    // so two sub-filters (8 and 16 bytes) fit in 40 + 32 + 24 and a third does not.
+    let cap = 40 + 2 * 16 + 8 + 16;
+    assert!(CuckooFilter::new(&params(8, 2, 2, 8), 40 + 16 + 7).is_err());
+    let mut f = CuckooFilter::new(&params(8, 2, 2, 8), cap).unwrap();
     let mut i = 0u64;
     let err = loop {
-        if let Err(e) = f.insert(&hash_item(&key(5, i)), 100, 8 + 16) {
+        if let Err(e) = f.insert(&hash_item(&key(5, i)), 100, cap) {
             break e;
         }
         i += 1;
