@@ -625,7 +625,8 @@ pub fn rdb_redisbloom(data: &[u8]) {
             assert!(c.is_redisbloom());
             check_bloom(&c);
         }
-    } else if let Ok(f) = CuckooFilter::from_redisbloom_rdb(encver, &mut r, MAX_BYTES, MAX_FILTERS) {
+    } else if let Ok(f) = CuckooFilter::from_redisbloom_rdb(encver, &mut r, MAX_BYTES, MAX_FILTERS)
+    {
         assert!(f.is_redisbloom());
         check_cuckoo(&f);
     }

@@ -134,6 +134,17 @@ impl Words {
         unsafe { std::slice::from_raw_parts_mut(self.lines.as_mut_ptr() as *mut u8, self.len * 8) }
     }
 
+    /// The heap block holding the words (`None` when empty), for memory
+    /// accounting: its address and requested size.
+    pub fn heap_block(&self) -> Option<(*const u8, usize)> {
+        (!self.lines.is_empty()).then(|| {
+            (
+                self.lines.as_ptr() as *const u8,
+                std::mem::size_of_val(&*self.lines),
+            )
+        })
+    }
+
     /// Number of set bits (for tests and diagnostics).
     pub fn count_ones(&self) -> u64 {
         self.words().iter().map(|w| w.count_ones() as u64).sum()

@@ -752,6 +752,23 @@ impl BloomChain {
         })
     }
 
+    /// Every heap block the filter owns besides itself (address, requested
+    /// size), so the Redis layer can report what the allocator really holds
+    /// (MEMORY USAGE) rather than the formula.
+    pub fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize)) {
+        if self.links.capacity() > 0 {
+            f(
+                self.links.as_ptr() as *const u8,
+                self.links.capacity() * std::mem::size_of::<Link>(),
+            );
+        }
+        for l in &self.links {
+            if let Some((p, n)) = l.words.heap_block() {
+                f(p, n);
+            }
+        }
+    }
+
     /// A fallible deep copy (for COPY).
     pub fn try_clone(&self) -> Result<Self, BloomError> {
         let mut links = Vec::new();
@@ -881,7 +898,9 @@ impl BloomChain {
         let shapes = match redisbloom {
             Some(false) => native()?,
             Some(true) => rb()?,
-            None if bytes.starts_with(&HEADER_MAGIC) => native().or_else(|e| rb().map_err(|_| e))?,
+            None if bytes.starts_with(&HEADER_MAGIC) => {
+                native().or_else(|e| rb().map_err(|_| e))?
+            }
             None => rb()?,
         };
         Ok(shapes.iter().map(|(s, _)| s.storage).collect())
@@ -960,7 +979,9 @@ impl BloomChain {
             if r.take(3)? != [0, 0, 0] {
                 return Err(BloomError::BadHeader("reserved bytes set"));
             }
-            if entries == 0 || items > entries {
+            // Counts are replied as signed 64-bit integers: no real filter
+            // holds 2^63 items.
+            if entries == 0 || items > entries || entries > i64::MAX as u64 {
                 return Err(BloomError::BadHeader("bad link capacity or fill"));
             }
             if !(error > 0.0 && error < 1.0) {

@@ -34,8 +34,11 @@ pub trait Payload: Sized {
     fn from_header(bytes: &[u8], limits: &Limits, format: HeaderFormat) -> Result<Self, String>;
     /// The data bytes of each link / sub-filter the header describes, after the
     /// same checks as [`from_header`](Self::from_header), allocating nothing.
-    fn data_lengths(bytes: &[u8], limits: &Limits, format: HeaderFormat)
-        -> Result<Vec<u64>, String>;
+    fn data_lengths(
+        bytes: &[u8],
+        limits: &Limits,
+        format: HeaderFormat,
+    ) -> Result<Vec<u64>, String>;
     /// Fills the data from chunks in SCANDUMP order (linear time): `read` is
     /// called with each chunk's destination.
     fn fill_chunks(
@@ -177,8 +180,8 @@ pub fn load_payload_as<T: Payload, B: AsRef<[u8]>>(
     mut next_buffer: impl FnMut() -> Option<B>,
 ) -> Result<T, String> {
     let header = next_buffer().ok_or("truncated payload (header)")?;
-    let lengths =
-        T::data_lengths(header.as_ref(), limits, format).map_err(|e| format!("invalid header: {e}"))?;
+    let lengths = T::data_lengths(header.as_ref(), limits, format)
+        .map_err(|e| format!("invalid header: {e}"))?;
     let mut chunks: Vec<B> = Vec::new();
     for len in lengths {
         let mut left = len;

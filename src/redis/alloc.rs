@@ -94,7 +94,7 @@ unsafe impl GlobalAlloc for FerroAlloc {
 /// # Safety
 /// `p` is null or was just returned by the server's allocator.
 unsafe fn aligned(p: *mut u8, layout: Layout) -> *mut u8 {
-    if p.is_null() || (p as usize) % layout.align() == 0 {
+    if p.is_null() || (p as usize).is_multiple_of(layout.align()) {
         return p;
     }
     if let Some(f) = raw::RedisModule_Free {

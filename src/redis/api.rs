@@ -159,6 +159,12 @@ impl Ctx {
         }
     }
 
+    /// A count or size: never negative (a crafted header can hold counts above
+    /// `i64::MAX`; they are shown as `i64::MAX`, not wrapped to -1).
+    pub fn reply_count(&self, v: u64) {
+        self.reply_integer(i64::try_from(v).unwrap_or(i64::MAX));
+    }
+
     /// Integer 1/0 in RESP2, boolean in RESP3 (the server converts).
     pub fn reply_bool(&self, b: bool) {
         match api!(RedisModule_ReplyWithBool) {

@@ -270,10 +270,10 @@ pub fn mexists(ctx: Ctx, args: Args) -> CmdResult {
 
 fn info_value(ctx: Ctx, c: &BloomChain, f: InfoField) {
     match f {
-        InfoField::Capacity => ctx.reply_integer(c.capacity() as i64),
-        InfoField::Size => ctx.reply_integer(c.mem_usage() as i64),
-        InfoField::Filters => ctx.reply_integer(c.links().len() as i64),
-        InfoField::Items => ctx.reply_integer(c.items() as i64),
+        InfoField::Capacity => ctx.reply_count(c.capacity()),
+        InfoField::Size => ctx.reply_count(c.mem_usage()),
+        InfoField::Filters => ctx.reply_count(c.links().len() as u64),
+        InfoField::Items => ctx.reply_count(c.items()),
         InfoField::Expansion => match c.expansion() {
             Some(x) => ctx.reply_integer(i64::from(x)),
             None => ctx.reply_null(),
@@ -318,7 +318,7 @@ pub fn card(ctx: Ctx, args: Args) -> CmdResult {
         Lookup::Missing => 0,
         Lookup::WrongType => return Err(e::WRONG_TYPE.into()),
     };
-    ctx.reply_integer(items as i64);
+    ctx.reply_count(items);
     Ok(())
 }
 

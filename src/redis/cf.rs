@@ -266,7 +266,7 @@ pub fn count(ctx: Ctx, args: Args) -> CmdResult {
     let n = key
         .present(&CUCKOO)
         .map_or(0, |f| f.count(&f.hash(args.bytes(2))));
-    ctx.reply_integer(n as i64);
+    ctx.reply_count(n);
     Ok(())
 }
 
@@ -334,14 +334,14 @@ pub fn info(ctx: Ctx, args: Args) -> CmdResult {
         ctx.reply_map(8);
         for (label, v) in ints.iter().take(8) {
             ctx.reply_simple(label);
-            ctx.reply_integer(*v as i64);
+            ctx.reply_count(*v);
         }
         return Ok(());
     }
     ctx.reply_map(ints.len() + 1);
     for (label, v) in ints {
         ctx.reply_simple(label);
-        ctx.reply_integer(v as i64);
+        ctx.reply_count(v);
     }
     ctx.reply_simple(c"Error rate");
     match f.error_rate() {

@@ -31,6 +31,8 @@
 //! stream as `BF.LOADCHUNK` / `CF.LOADCHUNK` commands.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use redis_module::raw;
 
@@ -64,6 +66,8 @@ pub trait FilterValue: Payload {
     /// Visits the SCANDUMP data chunks in order (linear time).
     fn for_each_chunk(&self, f: impl FnMut(i64, &[u8]));
     fn mem_usage(&self) -> usize;
+    /// Every heap block besides the value itself (see `BloomChain::heap_blocks`).
+    fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize));
     fn try_clone(&self) -> Option<Self>;
 }
 
@@ -78,6 +82,9 @@ impl FilterValue for BloomChain {
     }
     fn mem_usage(&self) -> usize {
         BloomChain::mem_usage(self) as usize
+    }
+    fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize)) {
+        BloomChain::heap_blocks(self, f)
     }
     fn try_clone(&self) -> Option<Self> {
         BloomChain::try_clone(self).ok()
@@ -95,6 +102,9 @@ impl FilterValue for CuckooFilter {
     }
     fn mem_usage(&self) -> usize {
         CuckooFilter::mem_usage(self)
+    }
+    fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize)) {
+        CuckooFilter::heap_blocks(self, f)
     }
     fn try_clone(&self) -> Option<Self> {
         CuckooFilter::try_clone(self, u64::MAX).ok()
@@ -224,13 +234,13 @@ fn trusted_payload(rdb: *mut raw::RedisModuleIO) -> bool {
     // SAFETY: valid IO handle; the context it returns lives as long as the IO.
     let ctx = unsafe { get_ctx(rdb) };
     // SAFETY: valid (non-null checked) context.
-    !ctx.is_null()
-        && {
-            // SAFETY: as above.
-            let f = unsafe { flags(ctx) } as u32;
-            let read_only_replica = raw::REDISMODULE_CTX_FLAGS_SLAVE | raw::REDISMODULE_CTX_FLAGS_READONLY;
-            f & raw::REDISMODULE_CTX_FLAGS_LOADING != 0 || f & read_only_replica == read_only_replica
-        }
+    !ctx.is_null() && {
+        // SAFETY: as above.
+        let f = unsafe { flags(ctx) } as u32;
+        let read_only_replica =
+            raw::REDISMODULE_CTX_FLAGS_SLAVE | raw::REDISMODULE_CTX_FLAGS_READONLY;
+        f & raw::REDISMODULE_CTX_FLAGS_LOADING != 0 || f & read_only_replica == read_only_replica
+    }
 }
 
 /// RedisBloom's RDB primitives read from a `RedisModuleIO`.
@@ -279,19 +289,39 @@ fn load<T: FilterValue>(rdb: *mut raw::RedisModuleIO, encver: c_int) -> Result<T
     }
 }
 
+/// Unix second of the last refusal logged, and refusals not logged since.
+static LAST_REFUSAL_LOG: AtomicU64 = AtomicU64::new(0);
+static REFUSALS_NOT_LOGGED: AtomicU64 = AtomicU64::new(0);
+
+/// Logs a refused payload, at most one line per second: any client can send
+/// RESTOREs that are refused, and must not be able to flood the log. The next
+/// line logged says how many were left out.
+fn log_refusal(msg: &str) {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    if LAST_REFUSAL_LOG.swap(now, Relaxed) == now {
+        REFUSALS_NOT_LOGGED.fetch_add(1, Relaxed);
+        return;
+    }
+    let skipped = REFUSALS_NOT_LOGGED.swap(0, Relaxed);
+    let msg = if skipped > 0 {
+        format!("{msg} ({skipped} more refused payloads were not logged)")
+    } else {
+        msg.to_string()
+    };
+    log(std::ptr::null_mut(), c"warning", &msg);
+}
+
 extern "C" fn rdb_load<T: FilterValue>(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
     guard("rdb_load", std::ptr::null_mut(), || {
         let name = T::TYPE_NAME.to_string_lossy();
         match load::<T>(rdb, encver) {
             Ok(v) => Box::into_raw(Box::new(v)) as *mut c_void,
             Err(why) => {
-                log(
-                    std::ptr::null_mut(),
-                    c"warning",
-                    &format!(
-                        "ferrobloom: refusing {name} payload (encoding version {encver}): {why}"
-                    ),
-                );
+                log_refusal(&format!(
+                    "ferrobloom: refusing {name} payload (encoding version {encver}): {why}"
+                ));
                 std::ptr::null_mut()
             }
         }
@@ -364,10 +394,28 @@ extern "C" fn aof_rewrite<T: FilterValue>(
     })
 }
 
+/// MEMORY USAGE: what the allocator really holds for the value (each block's
+/// usable size, as `used_memory` counts it), not the formula of BF.INFO `Size` /
+/// CF.INFO `Size`, which leaves out the allocator's rounding and the structures
+/// around the bits (about 250 bytes on a small filter).
 extern "C" fn mem_usage<T: FilterValue>(v: *const c_void) -> usize {
     guard("mem_usage", 0, || {
         // SAFETY: Redis passes our value.
-        unsafe { value::<T>(v) }.map_or(0, |v| v.mem_usage())
+        let Some(value) = (unsafe { value::<T>(v) }) else {
+            return 0;
+        };
+        let Some(size_of) = api!(RedisModule_MallocSize) else {
+            return value.mem_usage();
+        };
+        // SAFETY: `v` and every block are live allocations of the server's
+        // allocator (the module's global allocator is Redis').
+        let mut total = unsafe { size_of(v as *mut c_void) };
+        value.heap_blocks(&mut |p, n| {
+            // SAFETY: as above.
+            let real = unsafe { size_of(p as *mut c_void) };
+            total = total.saturating_add(real.max(n));
+        });
+        total
     })
 }
 

@@ -499,29 +499,30 @@ fn false_positive_rate_stays_below_requested() {
 /// total item count could reach `u64::MAX`; adding must then fail instead of
 /// wrapping the count, and the filter stays loadable (before, the total
 /// wrapped and the next save no longer loaded; found writing the fuzz targets).
+/// ferrobloom's own header refuses counts above `i64::MAX`; RedisBloom's, whose
+/// counts are unsigned, can still carry them.
 #[test]
 fn item_count_never_wraps() {
-    let c = BloomChain::new(8, 0.01, 2, &Limits::default()).unwrap();
-    let mut hdr = c.encode_header();
-    let record = hdr[HEADER_FIXED..].to_vec();
-    hdr.extend_from_slice(&record);
-    hdr[20..24].copy_from_slice(&2u32.to_le_bytes());
-    let set = |hdr: &mut Vec<u8>, link: usize, entries: u64, items: u64| {
-        let o = HEADER_FIXED + LINK_RECORD * link;
-        hdr[o..o + 8].copy_from_slice(&entries.to_le_bytes());
-        hdr[o + 8..o + 16].copy_from_slice(&items.to_le_bytes());
-    };
-    set(&mut hdr, 0, u64::MAX - 3, u64::MAX - 3);
-    set(&mut hdr, 1, 100, 0);
-    hdr[8..16].copy_from_slice(&(u64::MAX - 3).to_le_bytes());
     let limits = Limits::default();
+    let c = BloomChain::new(8, 0.01, 2, &limits).unwrap();
+    let mut hdr = c.encode_header();
+    hdr[HEADER_FIXED..HEADER_FIXED + 8].copy_from_slice(&(1u64 << 63).to_le_bytes());
+    assert!(BloomChain::from_header(&hdr, &limits).is_err());
+    // RedisBloom's header: total at 0, link 0's items at 36 and entries at 64.
+    let c = rb_chain(8, 0.01, 2);
+    let mut hdr = c.encode_header();
+    hdr[0..8].copy_from_slice(&(u64::MAX - 3).to_le_bytes());
+    hdr[36..44].copy_from_slice(&(u64::MAX - 3).to_le_bytes());
+    hdr[64..72].copy_from_slice(&u64::MAX.to_le_bytes());
     let mut c = BloomChain::from_header(&hdr, &limits).unwrap();
+    assert!(c.is_redisbloom());
     let mut added = 0;
     for i in 0..10 {
-        match c.add(&h(&format!("x{i}")), &limits) {
+        match c.add(&c.hash(format!("x{i}").as_bytes()), &limits) {
             Ok(true) => added += 1,
             Ok(false) => {}
-            Err(e) => assert_eq!(e, BloomError::Full),
+            // The full link's successor would need 2 · u64::MAX entries.
+            Err(e) => assert_eq!(e, BloomError::MemoryCap),
         }
     }
     assert_eq!(added, 3);

@@ -56,7 +56,11 @@ pub(super) struct Plan {
 
 impl Plan {
     /// `base · expansion^i` for `i < n` (sizes already checked by the caller).
-    pub(super) fn bucket_counts(base: u64, expansion: u32, n: u32) -> Result<Vec<u64>, CuckooError> {
+    pub(super) fn bucket_counts(
+        base: u64,
+        expansion: u32,
+        n: u32,
+    ) -> Result<Vec<u64>, CuckooError> {
         let mut v = Vec::new();
         v.try_reserve_exact(n as usize)
             .map_err(|_| CuckooError::AllocFailed)?;
@@ -72,7 +76,10 @@ impl Plan {
 
     /// Allocates the zeroed tables.
     pub(super) fn allocate(self) -> Result<CuckooFilter, CuckooError> {
-        let Plan { mut filter, buckets } = self;
+        let Plan {
+            mut filter,
+            buckets,
+        } = self;
         let l = filter.layout;
         filter
             .subs
@@ -251,6 +258,22 @@ impl CuckooFilter {
             .iter()
             .fold(0u64, |a, s| a.saturating_add(s.data.len() as u64))
     }
+    /// Every heap block the filter owns besides itself (address, requested
+    /// size), for memory accounting (see `BloomChain::heap_blocks`).
+    pub fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize)) {
+        if self.subs.capacity() > 0 {
+            f(
+                self.subs.as_ptr() as *const u8,
+                self.subs.capacity() * std::mem::size_of::<SubFilter>(),
+            );
+        }
+        for s in &self.subs {
+            if s.data.capacity() > 0 {
+                f(s.data.as_ptr(), s.data.capacity());
+            }
+        }
+    }
+
     /// Whether an incremental compaction pass is under way.
     pub fn compaction_in_progress(&self) -> bool {
         self.cursor.is_some()
