@@ -973,3 +973,96 @@ fn migrate_needs_room_on_the_target() {
     assert_eq!(exec::<i64>(&mut s, &["EXISTS", "f"]).unwrap(), 0);
     assert_eq!(digest_value(&mut d, "f"), digest);
 }
+
+/// Writes to filters whose slot is migrating: a writer keeps adding items to new and
+/// existing BF/CF keys in the moving slots through the cluster client while
+/// `redis-cli --cluster reshard` moves them (MIGRATE); the client follows the `ASK`
+/// redirects (a key not yet on the target, in a slot being imported) and `MOVED`
+/// ones afterwards. Every acknowledged item is present once the reshard is over.
+#[test]
+fn writes_during_a_reshard_are_all_kept() {
+    let c = Cluster::start(3, false);
+    let moving: Vec<u16> = c.slots_of(0).into_iter().take(2000).collect();
+    // Hash tags in 16 different moving slots.
+    let moving_set: BTreeSet<u16> = moving.iter().copied().collect();
+    let candidates: Vec<String> = (0..4000).map(|n| format!("{{w{n}}}")).collect();
+    let mut seen = BTreeSet::new();
+    let tags: Vec<String> = candidates
+        .iter()
+        .zip(c.key_slots(&candidates))
+        .filter(|(_, s)| moving_set.contains(s) && seen.insert(*s))
+        .map(|(t, _)| t.clone())
+        .take(16)
+        .collect();
+    assert_eq!(tags.len(), 16);
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let stop = stop.clone();
+        let mut cc = c.client();
+        let tags = tags.clone();
+        std::thread::spawn(move || {
+            let mut acked: Vec<(String, String)> = Vec::new();
+            let mut errors = 0usize;
+            let mut round = 0usize;
+            while !stop.load(Ordering::Relaxed) || round < 20 {
+                for (i, tag) in tags.iter().enumerate() {
+                    // Each round a new key per tag (created on whichever node owns or
+                    // imports the slot) and items into an older one.
+                    for key in [
+                        format!("w:{tag}:bf:{round}"),
+                        format!("w:{tag}:bf:{}", round / 10),
+                        format!("w:{tag}:cf:{round}"),
+                        format!("w:{tag}:cf:{}", round / 10),
+                    ] {
+                        let item = format!("item-{round}-{i}");
+                        let cmd = if key.contains(":bf:") {
+                            "BF.ADD"
+                        } else {
+                            "CF.ADD"
+                        };
+                        match redis::cmd(cmd).arg(&key).arg(&item).query::<Value>(&mut cc) {
+                            Ok(_) => acked.push((key, item)),
+                            Err(_) => errors += 1,
+                        }
+                    }
+                }
+                round += 1;
+            }
+            (acked, errors, round)
+        })
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    let (_, took) = c.reshard(0, 1, moving.len());
+    stop.store(true, Ordering::Relaxed);
+    let (acked, errors, rounds) = writer.join().unwrap();
+    println!(
+        "reshard of {} slots took {took:?}; {} writes acknowledged over {rounds} rounds, \
+         {errors} refused",
+        moving.len(),
+        acked.len()
+    );
+    let owners = c.slot_owners();
+    assert!(moving.iter().all(|s| owners[*s as usize] == 1));
+    let mut cc = c.client();
+    for (key, item) in &acked {
+        let cmd = if key.contains(":bf:") {
+            "BF.EXISTS"
+        } else {
+            "CF.EXISTS"
+        };
+        let present: i64 = redis::cmd(cmd).arg(key).arg(item).query(&mut cc).unwrap();
+        assert_eq!(
+            present, 1,
+            "{key} lost {item} acknowledged during the reshard"
+        );
+    }
+    // The client did take ASK redirects (ASKING on the importing node).
+    let asking = c.primaries[1]
+        .server
+        .info("commandstats")
+        .get("cmdstat_asking")
+        .cloned()
+        .unwrap_or_default();
+    println!("ASKING on the target: {asking}");
+    assert!(asking.contains("calls="), "no ASK redirect was followed");
+}

@@ -988,34 +988,12 @@ fn aof_always_keeps_every_acknowledged_write_across_kill9() {
             );
         }
         server.start_again();
-        let mut con = server.conn();
-
-        // The reference gets exactly the acknowledged commands...
-        replay(&mut rcon, &mut truth, &run.log, &what);
-        // ...and the one in flight only if the restarted server has it.
-        if let Some(op) = &run.inflight {
+        if run.inflight.is_some() {
             rounds_with_inflight += 1;
-            if !same_dataset(&mut con, &mut rcon) {
-                // Only the in-flight command's key may differ.
-                let mut keys = truth.keys();
-                keys.push(op.key.clone());
-                let a = digest_values(&mut con, &keys);
-                let b = digest_values(&mut rcon, &keys);
-                for ((k, x), y) in keys.iter().zip(&a).zip(&b) {
-                    assert!(
-                        x == y || *k == op.key,
-                        "{what}: DEBUG DIGEST-VALUE {k} differs, and the command in \
-                         flight was {}",
-                        show_args(&op.args)
-                    );
-                }
-                replay_unacked(&mut rcon, &mut truth, op);
-                inflight_applied += 1;
-            }
         }
-        assert_same_dataset(&mut con, &mut rcon, &truth, &what);
-        check_model(&mut con, &truth, &what);
-        assert_counts_cover_acked(&mut con, &run.model, run.inflight.as_ref(), &what);
+        if verify_after_crash(&server, &mut rcon, &mut truth, &run, &what) {
+            inflight_applied += 1;
+        }
         gen = run.gen;
     }
 
@@ -1041,6 +1019,127 @@ fn aof_always_keeps_every_acknowledged_write_across_kill9() {
         truth.items(),
         truth.bf.len() + truth.cf.len()
     );
+}
+
+/// After a `kill -9` and a restart: the reference gets exactly the acknowledged
+/// commands of `run` (and the one in flight only if the restarted server has it),
+/// then both datasets must be equal and the restarted server must keep every
+/// promise of the model. Returns whether the in-flight command had been applied.
+fn verify_after_crash(
+    server: &Server,
+    rcon: &mut Connection,
+    truth: &mut Model,
+    run: &Run,
+    what: &str,
+) -> bool {
+    let mut con = server.conn();
+    replay(rcon, truth, &run.log, what);
+    let mut applied = false;
+    if let Some(op) = &run.inflight {
+        if !same_dataset(&mut con, rcon) {
+            // Only the in-flight command's key may differ.
+            let mut keys = truth.keys();
+            keys.push(op.key.clone());
+            let a = digest_values(&mut con, &keys);
+            let b = digest_values(rcon, &keys);
+            for ((k, x), y) in keys.iter().zip(&a).zip(&b) {
+                assert!(
+                    x == y || *k == op.key,
+                    "{what}: DEBUG DIGEST-VALUE {k} differs, and the command in \
+                     flight was {}",
+                    show_args(&op.args)
+                );
+            }
+            replay_unacked(rcon, truth, op);
+            applied = true;
+        }
+    }
+    assert_same_dataset(&mut con, rcon, truth, what);
+    check_model(&mut con, truth, what);
+    assert_counts_cover_acked(&mut con, &run.model, run.inflight.as_ref(), what);
+    applied
+}
+
+/// `kill -9` while a BGSAVE child, then an AOF rewrite child, is writing (slowed down
+/// by `rdb-key-save-delay` so the kill lands inside it): with `appendfsync always`
+/// nothing acknowledged is lost, the half-written files are ignored, and the
+/// orphaned child (killed with its parent) renames nothing into place.
+#[test]
+fn kill9_during_bgsave_and_during_aof_rewrite_loses_nothing_acknowledged() {
+    let mut server = builder()
+        .appendonly(true)
+        .args(&["--appendfsync", "always"])
+        .start();
+    let reference = builder().start();
+    let mut rcon = reference.conn();
+    let mut truth = Model::default();
+    let log = setup(&mut server.conn(), &mut truth);
+    replay(&mut rcon, &mut Model::default(), &log, "setup");
+    let mut gen = Gen::new(0x5eed_b65a);
+    for (round, (start, in_progress)) in [
+        ("BGSAVE", ("persistence", "rdb_bgsave_in_progress")),
+        ("BGREWRITEAOF", ("persistence", "aof_rewrite_in_progress")),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let what = format!("kill during {start}");
+        let mut con = server.conn();
+        // 20 ms per key: the child takes a second or more over the dataset.
+        let _: () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("rdb-key-save-delay")
+            .arg("20000")
+            .query(&mut con)
+            .unwrap();
+        let progress = Progress::default();
+        let mut wcon = server.conn();
+        let run = std::thread::scope(|s| {
+            let (g, m, p) = (gen.clone(), truth.clone(), &progress);
+            let writer = s.spawn(move || write_load(&mut wcon, g, m, usize::MAX, p));
+            wait_acked(&progress, 300 + 300 * round, &writer);
+            let _: Value = redis::cmd(start).query(&mut con).unwrap();
+            wait_until(Duration::from_secs(10), "the child to start", || {
+                server.info_field(in_progress.0, in_progress.1).as_deref() == Some("1")
+            });
+            let acked = progress.acked.load(Ordering::SeqCst);
+            wait_acked(&progress, acked + 200, &writer);
+            assert_eq!(
+                server.info_field(in_progress.0, in_progress.1).as_deref(),
+                Some("1"),
+                "{what}: the child finished before the kill"
+            );
+            let children = child_pids(&server);
+            assert!(!children.is_empty(), "{what}: no child process");
+            server.crash();
+            for c in children {
+                let _ = std::process::Command::new("kill")
+                    .args(["-9", &c.to_string()])
+                    .status();
+            }
+            writer.join().expect("writer thread")
+        });
+        assert!(
+            run.inflight.is_some(),
+            "{what}: the writer did not notice the kill"
+        );
+        server.start_again();
+        verify_after_crash(&server, &mut rcon, &mut truth, &run, &what);
+        gen = run.gen;
+    }
+}
+
+/// The pids of a server's child processes (a BGSAVE or AOF rewrite child).
+fn child_pids(s: &Server) -> Vec<u32> {
+    let pid = s.pid().expect("running");
+    let out = std::process::Command::new("pgrep")
+        .args(["-P", &pid.to_string()])
+        .output()
+        .expect("pgrep");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
