@@ -135,12 +135,13 @@ impl Words {
     }
 
     /// The heap block holding the words (`None` when empty), for memory
-    /// accounting: its address and requested size.
-    pub fn heap_block(&self) -> Option<(*const u8, usize)> {
+    /// accounting: its address, requested size and alignment.
+    pub fn heap_block(&self) -> Option<(*const u8, usize, usize)> {
         (!self.lines.is_empty()).then(|| {
             (
                 self.lines.as_ptr() as *const u8,
                 std::mem::size_of_val(&*self.lines),
+                std::mem::align_of::<Line>(),
             )
         })
     }

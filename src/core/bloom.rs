@@ -753,18 +753,19 @@ impl BloomChain {
     }
 
     /// Every heap block the filter owns besides itself (address, requested
-    /// size), so the Redis layer can report what the allocator really holds
-    /// (MEMORY USAGE) rather than the formula.
-    pub fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize)) {
+    /// size, alignment), so the Redis layer can report what the allocator really
+    /// holds (MEMORY USAGE) rather than the formula.
+    pub fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize, usize)) {
         if self.links.capacity() > 0 {
             f(
                 self.links.as_ptr() as *const u8,
                 self.links.capacity() * std::mem::size_of::<Link>(),
+                std::mem::align_of::<Link>(),
             );
         }
         for l in &self.links {
-            if let Some((p, n)) = l.words.heap_block() {
-                f(p, n);
+            if let Some((p, n, a)) = l.words.heap_block() {
+                f(p, n, a);
             }
         }
     }

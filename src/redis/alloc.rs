@@ -47,58 +47,99 @@ pub fn zeroed_allocator() -> &'static str {
     }
 }
 
-/// Rounds the size up to a multiple of the alignment; the Redis allocator
-/// (jemalloc) aligns every size class to its largest power-of-two divisor.
+/// Alignment every server allocator gives (jemalloc and glibc malloc: 16 bytes).
+const MIN_ALIGN: usize = 16;
+
+/// Rounds the size up to a multiple of the alignment.
 fn padded(layout: Layout) -> usize {
     (layout.size() + layout.align() - 1) & !(layout.align() - 1)
 }
 
-unsafe impl GlobalAlloc for FerroAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let size = padded(layout);
-        match (raw::RedisModule_TryAlloc, raw::RedisModule_Alloc) {
-            (Some(f), _) => f(size) as *mut u8,
-            (None, Some(f)) => f(size) as *mut u8,
-            (None, None) => std::ptr::null_mut(),
-        }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let size = padded(layout);
+/// Raw allocation of `size` bytes, zeroed if asked (module doc for which call).
+unsafe fn raw_alloc(size: usize, zeroed: bool) -> *mut u8 {
+    if zeroed {
         if let Some(f) = raw::RedisModule_TryCalloc {
-            return aligned(f(1, size) as *mut u8, layout);
+            return f(1, size) as *mut u8;
         }
         if size >= LAZY_ZERO_MIN {
             if let Some(f) = raw::RedisModule_Calloc {
-                return aligned(f(1, size) as *mut u8, layout);
+                return f(1, size) as *mut u8;
             }
         }
-        let p = self.alloc(layout);
-        if !p.is_null() {
-            std::ptr::write_bytes(p, 0, size);
-        }
-        p
     }
+    let p = match (raw::RedisModule_TryAlloc, raw::RedisModule_Alloc) {
+        (Some(f), _) => f(size) as *mut u8,
+        (None, Some(f)) => f(size) as *mut u8,
+        (None, None) => std::ptr::null_mut(),
+    };
+    if zeroed && !p.is_null() {
+        std::ptr::write_bytes(p, 0, size);
+    }
+    p
+}
 
-    unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
-        if let Some(f) = raw::RedisModule_Free {
-            f(ptr as *mut c_void);
-        }
+/// Allocates for `layout`. Alignments above [`MIN_ALIGN`] (the 64-byte cache
+/// lines of Bloom bit arrays) are served by over-allocating `align` bytes and
+/// storing the allocator's pointer just below the aligned block: the servers'
+/// allocators differ (jemalloc aligns large blocks to pages, glibc malloc in the
+/// Valkey builds only to 16 bytes), so the module never relies on either.
+unsafe fn alloc_layout(layout: Layout, zeroed: bool) -> *mut u8 {
+    let size = padded(layout);
+    let align = layout.align();
+    if align <= MIN_ALIGN {
+        return raw_alloc(size, zeroed);
+    }
+    let Some(total) = size.checked_add(align) else {
+        return std::ptr::null_mut();
+    };
+    let base = raw_alloc(total, zeroed);
+    if base.is_null() {
+        return base;
+    }
+    // At least 8 bytes (MIN_ALIGN) and at most `align` bytes past `base`.
+    let offset = align - (base as usize & (align - 1));
+    let block = base.add(offset);
+    (block as *mut *mut u8).sub(1).write_unaligned(base);
+    block
+}
+
+/// The pointer the server's allocator returned for a block of `align`.
+///
+/// # Safety
+/// `block` was returned by [`alloc_layout`] with this alignment.
+unsafe fn base_of(block: *mut u8, align: usize) -> *mut u8 {
+    if align <= MIN_ALIGN {
+        block
+    } else {
+        (block as *mut *mut u8).sub(1).read_unaligned()
     }
 }
 
-/// `p`, or null (an allocation failure) if the allocator did not align it as the
-/// layout asks. jemalloc aligns large allocations to pages, so this only guards
-/// against an allocator that does not.
+/// What the allocator really holds for a block the module allocated with
+/// alignment `align` (for MEMORY USAGE): its usable size, or `requested` if the
+/// server cannot tell.
 ///
 /// # Safety
-/// `p` is null or was just returned by the server's allocator.
-unsafe fn aligned(p: *mut u8, layout: Layout) -> *mut u8 {
-    if p.is_null() || (p as usize).is_multiple_of(layout.align()) {
-        return p;
+/// `block` is a live allocation of the module's global allocator with `align`.
+pub unsafe fn usable_size(block: *const u8, align: usize, requested: usize) -> usize {
+    match raw::RedisModule_MallocSize {
+        Some(f) => f(base_of(block as *mut u8, align) as *mut c_void).max(requested),
+        None => requested,
     }
-    if let Some(f) = raw::RedisModule_Free {
-        f(p as *mut c_void);
+}
+
+unsafe impl GlobalAlloc for FerroAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        alloc_layout(layout, false)
     }
-    std::ptr::null_mut()
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        alloc_layout(layout, true)
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if let Some(f) = raw::RedisModule_Free {
+            f(base_of(ptr, layout.align()) as *mut c_void);
+        }
+    }
 }

@@ -36,6 +36,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use redis_module::raw;
 
+use super::alloc::usable_size;
 use super::api::{api, log, ModuleType};
 use super::config;
 use super::guard::{guard, guard_persist};
@@ -67,7 +68,7 @@ pub trait FilterValue: Payload {
     fn for_each_chunk(&self, f: impl FnMut(i64, &[u8]));
     fn mem_usage(&self) -> usize;
     /// Every heap block besides the value itself (see `BloomChain::heap_blocks`).
-    fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize));
+    fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize, usize));
     fn try_clone(&self) -> Option<Self>;
 }
 
@@ -83,7 +84,7 @@ impl FilterValue for BloomChain {
     fn mem_usage(&self) -> usize {
         BloomChain::mem_usage(self) as usize
     }
-    fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize)) {
+    fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize, usize)) {
         BloomChain::heap_blocks(self, f)
     }
     fn try_clone(&self) -> Option<Self> {
@@ -103,7 +104,7 @@ impl FilterValue for CuckooFilter {
     fn mem_usage(&self) -> usize {
         CuckooFilter::mem_usage(self)
     }
-    fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize)) {
+    fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize, usize)) {
         CuckooFilter::heap_blocks(self, f)
     }
     fn try_clone(&self) -> Option<Self> {
@@ -404,16 +405,21 @@ extern "C" fn mem_usage<T: FilterValue>(v: *const c_void) -> usize {
         let Some(value) = (unsafe { value::<T>(v) }) else {
             return 0;
         };
-        let Some(size_of) = api!(RedisModule_MallocSize) else {
+        if api!(RedisModule_MallocSize).is_none() {
             return value.mem_usage();
+        }
+        // SAFETY: `v` and every block are live allocations of the module's
+        // global allocator, with these alignments.
+        let mut total = unsafe {
+            usable_size(
+                v as *const u8,
+                std::mem::align_of::<T>(),
+                std::mem::size_of::<T>(),
+            )
         };
-        // SAFETY: `v` and every block are live allocations of the server's
-        // allocator (the module's global allocator is Redis').
-        let mut total = unsafe { size_of(v as *mut c_void) };
-        value.heap_blocks(&mut |p, n| {
+        value.heap_blocks(&mut |p, n, align| {
             // SAFETY: as above.
-            let real = unsafe { size_of(p as *mut c_void) };
-            total = total.saturating_add(real.max(n));
+            total = total.saturating_add(unsafe { usable_size(p, align, n) });
         });
         total
     })

@@ -84,6 +84,38 @@ fn python_bin() -> String {
 /// `FERROBLOOM_PEER_<NAME>` (e.g. `FERROBLOOM_PEER_REDISBLOOM`) overrides the path; the
 /// default is the peers cache (`FERROBLOOM_PEERS`, else `$HOME/.cache/ferrobloom-peers`).
 /// `None` when the file is not there: a test that needs it says so and skips.
+/// Which server the tests run against (`REDIS_SERVER`): features and small
+/// differences are asserted per server, never skipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerKind {
+    /// Redis 7.0.x (Debian's package).
+    Redis7,
+    /// Valkey 8.x.
+    Valkey8,
+    /// Valkey 9.x.
+    Valkey9,
+}
+
+impl ServerKind {
+    pub fn is_valkey(self) -> bool {
+        self != ServerKind::Redis7
+    }
+
+    /// Module ACL categories (`RedisModule_AddACLCategory`: Valkey 8+, Redis 7.4+).
+    pub fn has_acl_categories(self) -> bool {
+        self.is_valkey()
+    }
+
+    /// Modules the server lists in MODULE LIST besides ferrobloom (Valkey 9 runs its
+    /// Lua engine as a built-in module).
+    pub fn builtin_modules(self) -> &'static [&'static str] {
+        match self {
+            ServerKind::Valkey9 => &["lua"],
+            _ => &[],
+        }
+    }
+}
+
 pub fn peer_path(name: &str) -> Option<PathBuf> {
     if let Ok(p) = env::var(format!("FERROBLOOM_PEER_{}", name.to_ascii_uppercase())) {
         let p = PathBuf::from(p);
@@ -769,6 +801,22 @@ impl Server {
     }
 
     /// One INFO field (`None` if absent).
+    /// The kind of server this is (from `INFO server`).
+    pub fn kind(&self) -> ServerKind {
+        let info = self.info("server");
+        match info.get("server_name").map(String::as_str) {
+            Some("valkey") => {
+                let v = info.get("valkey_version").cloned().unwrap_or_default();
+                if v.starts_with("8.") {
+                    ServerKind::Valkey8
+                } else {
+                    ServerKind::Valkey9
+                }
+            }
+            _ => ServerKind::Redis7,
+        }
+    }
+
     pub fn info_field(&self, section: &str, field: &str) -> Option<String> {
         self.info(section).remove(field)
     }

@@ -260,16 +260,17 @@ impl CuckooFilter {
     }
     /// Every heap block the filter owns besides itself (address, requested
     /// size), for memory accounting (see `BloomChain::heap_blocks`).
-    pub fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize)) {
+    pub fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize, usize)) {
         if self.subs.capacity() > 0 {
             f(
                 self.subs.as_ptr() as *const u8,
                 self.subs.capacity() * std::mem::size_of::<SubFilter>(),
+                std::mem::align_of::<SubFilter>(),
             );
         }
         for s in &self.subs {
             if s.data.capacity() > 0 {
-                f(s.data.as_ptr(), s.data.capacity());
+                f(s.data.as_ptr(), s.data.capacity(), 1);
             }
         }
     }
