@@ -67,13 +67,20 @@ build:
 	fi
 	@echo "module: $(CURDIR)/$(MODULE_LOCAL)"
 
-# Unit tests of the lib + integration tests in tests/ (they start their own redis-servers and
-# find the .so that cargo test builds into $(CARGO_TARGET_DIR)/release/deps/).
-test: deps peers
-	CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) test --release --all-targets --features fault-injection
+# Unit tests of the lib + integration tests in tests/ (they start their own servers and find
+# the .so that cargo test builds into $(CARGO_TARGET_DIR)/release/deps/), against Redis 7.0
+# (Debian's redis-server), then the integration tests again against Valkey 8.1.8 and 9.1.2
+# (from `make peers`; REDIS_SERVER picks the binary). TEST_SERVERS=redis runs one server.
+TEST_SERVERS ?= redis valkey8 valkey9
+CARGO_TEST := CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) test --release --features fault-injection
 
+test: deps peers
+	@set -e; for srv in $(TEST_SERVERS); do 	  start=$$(date +%s); 	  if [ $$srv = redis ]; then 	    echo "=== make test: Redis $$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') ==="; 	    $(CARGO_TEST) --all-targets; 	  else 	    bin=$$(scripts/peers.sh $$srv 2>/dev/null | sed -n "s/^$$srv=//p"); 	    if [ -z "$$bin" ]; then echo "=== make test: $$srv not available (scripts/peers.sh $$srv failed) ===" >&2; exit 1; fi; 	    echo "=== make test: $$srv ($$bin) ==="; 	    REDIS_SERVER=$$bin $(CARGO_TEST) --tests; 	  fi; 	  echo "=== make test: $$srv passed in $$(( $$(date +%s) - start )) s ==="; 	done
+
+# SERVER=redis (default) or SERVER=valkey (Valkey 9.1.2 from `make peers`; valkey8 for 8.1.8).
+SERVER ?= redis
 run: deps build
-	@FERROBLOOM_MODULE="$(CURDIR)/$(MODULE_LOCAL)" scripts/run.sh
+	@if [ "$(SERVER)" = redis ]; then 	  FERROBLOOM_MODULE="$(CURDIR)/$(MODULE_LOCAL)" scripts/run.sh; 	else 	  peer=$$( [ "$(SERVER)" = valkey ] && echo valkey9 || echo "$(SERVER)" ); 	  bin=$$(scripts/peers.sh $$peer | sed -n "s/^$$peer=//p"); 	  [ -n "$$bin" ] || { echo "make run: cannot fetch $(SERVER) (scripts/peers.sh $$peer)" >&2; exit 1; }; 	  FERROBLOOM_MODULE="$(CURDIR)/$(MODULE_LOCAL)" SERVER_BIN="$$bin" scripts/run.sh; 	fi
 
 clippy:
 	$(CARGO) clippy --release --all-targets -- -D warnings

@@ -5,6 +5,8 @@
 # Environment:
 #   FERROBLOOM_MODULE  path of libferrobloom.so (default: target/release/libferrobloom.so)
 #   PORT               TCP port (default: 6379 if free, else the next free one)
+#   SERVER_BIN         the server binary (default: redis-server; `make run SERVER=valkey`
+#                      passes Valkey 9's valkey-server)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,10 +21,12 @@ if [ ! -f "$SO" ]; then
 fi
 SO="$(cd "$(dirname "$SO")" && pwd)/$(basename "$SO")"
 
-if ! command -v redis-server >/dev/null 2>&1; then
-  echo "run.sh: redis-server not found (run 'make deps')" >&2
+SERVER_BIN="${SERVER_BIN:-redis-server}"
+if ! command -v "$SERVER_BIN" >/dev/null 2>&1; then
+  echo "run.sh: $SERVER_BIN not found (run 'make deps', or 'make peers' for Valkey)" >&2
   exit 1
 fi
+SERVER_NAME="$(basename "$SERVER_BIN")"
 
 port_in_use() {
   # Something accepts connections on 127.0.0.1:$1?
@@ -80,7 +84,7 @@ mkdir -p "$RUN_DIR"
 
 cat <<MSG
 
-  ferrobloom: starting redis-server on 127.0.0.1:$PORT
+  ferrobloom: starting $SERVER_NAME on 127.0.0.1:$PORT
     module : $SO
     config : $CONF   (data and dumps in $RUN_DIR/)
 
@@ -94,4 +98,4 @@ cat <<MSG
 MSG
 
 cd "$RUN_DIR"
-exec redis-server "$CONF"
+exec "$SERVER_BIN" "$CONF"

@@ -157,6 +157,7 @@ fn redisbloom_aof_replays_into_ferrobloom() {
     // own headers (without an RDB preamble), plus the commands that follow it.
     let mut rbs = Server::builder()
         .module_path(&so)
+        .server_bin("redis-server")
         .appendonly(true)
         .aof_rdb_preamble(false)
         .start();

@@ -252,6 +252,9 @@ pub struct ServerBuilder {
     pub aof_rdb_preamble: bool,
     /// TCP port of the primary to replicate from (`--replicaof 127.0.0.1 <port>`).
     pub replica_of: Option<u16>,
+    /// The server binary, instead of `REDIS_SERVER` (RedisBloom always runs on
+    /// Debian's redis-server, whatever server the suite tests).
+    pub server_bin: Option<String>,
 }
 
 impl Default for ServerBuilder {
@@ -263,6 +266,7 @@ impl Default for ServerBuilder {
             appendonly: false,
             aof_rdb_preamble: true,
             replica_of: None,
+            server_bin: None,
         }
     }
 }
@@ -319,6 +323,12 @@ impl ServerBuilder {
 
     pub fn aof_rdb_preamble(mut self, on: bool) -> Self {
         self.aof_rdb_preamble = on;
+        self
+    }
+
+    /// Run this binary instead of `REDIS_SERVER`.
+    pub fn server_bin(mut self, bin: impl Into<String>) -> Self {
+        self.server_bin = Some(bin.into());
         self
     }
 
@@ -517,7 +527,8 @@ impl Server {
             .open(self.dir.join("stderr.log"))
             .expect("open stderr.log");
         let args = self.cfg.command_args(&self.dir, self.port);
-        let child = Command::new(redis_server_bin())
+        let bin = self.config().server_bin.clone().unwrap_or_else(redis_server_bin);
+        let child = Command::new(&bin)
             .args(&args)
             .stdin(Stdio::null())
             .stdout(stdout)

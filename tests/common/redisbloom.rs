@@ -24,8 +24,13 @@ pub fn redisbloom_so() -> Option<PathBuf> {
     p
 }
 
+/// RedisBloom on Debian's redis-server 7.0 (the server it was built for), whatever
+/// server `REDIS_SERVER` makes the suite test ferrobloom on.
 pub fn start_redisbloom(so: &PathBuf) -> Server {
-    Server::builder().module_path(so).start()
+    Server::builder()
+        .module_path(so)
+        .server_bin("redis-server")
+        .start()
 }
 
 /// ferrobloom with RedisBloom's unbounded link count (the matrix grows 40-link chains).
