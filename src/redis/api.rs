@@ -234,6 +234,7 @@ impl Ctx {
 
     /// Replicates the command exactly as received (to replicas and the AOF).
     pub fn replicate_verbatim(&self) {
+        super::stats::mark_changed();
         if let Some(f) = api!(RedisModule_ReplicateVerbatim) {
             // SAFETY: valid context.
             unsafe { f(self.ptr) };
@@ -243,6 +244,7 @@ impl Ctx {
     /// Replicates `cmd` with byte-string arguments, before whatever else this
     /// command replicates (the server wraps several in MULTI/EXEC).
     pub fn replicate(&self, cmd: &CStr, key: *mut raw::RedisModuleString, args: &[&[u8]]) {
+        super::stats::mark_changed();
         let (Some(create), Some(free), Some(repl)) = (
             api!(RedisModule_CreateString),
             api!(RedisModule_FreeString),
@@ -281,6 +283,7 @@ impl Ctx {
         upto: usize,
         skip: &[usize],
     ) {
+        super::stats::mark_changed();
         let (Some(create), Some(free), Some(repl), Some(key)) = (
             api!(RedisModule_CreateString),
             api!(RedisModule_FreeString),

@@ -13,7 +13,7 @@ use redis_module::raw;
 
 use super::api::{api, Args, Ctx};
 use super::guard::guard;
-use super::{bf, cf};
+use super::{bf, cf, stats};
 use crate::cmd::CmdError;
 
 type Handler = fn(Ctx, Args) -> Result<(), CmdError>;
@@ -26,17 +26,26 @@ fn run(
     argv: *mut *mut raw::RedisModuleString,
     argc: c_int,
     h: Handler,
+    write: bool,
 ) -> c_int {
     let c = Ctx { ptr: ctx };
     // SAFETY: Redis passes argc valid strings that outlive the call.
     let args = unsafe { Args::from_raw(argv, argc) };
     // Borrowed (no allocation) unless the name is not UTF-8; only logged on a panic.
     let name = String::from_utf8_lossy(args.bytes(0));
-    let result = guard(&name, Err(CmdError::Text(INTERNAL_ERROR)), || h(c, args));
+    let result = guard(&name, Err(CmdError::Text(INTERNAL_ERROR)), || {
+        let before = stats::before(c, &args, write);
+        let r = h(c, args);
+        stats::after(c, &args, before, r.is_ok());
+        r
+    });
     match result {
         Ok(()) => {}
         Err(CmdError::WrongArity) => c.reply_wrong_arity(),
-        Err(e) => c.reply_error(e.text()),
+        Err(e) => {
+            stats::refused(e.text());
+            c.reply_error(e.text());
+        }
     }
     raw::REDISMODULE_OK as c_int
 }
@@ -44,42 +53,44 @@ fn run(
 const INTERNAL_ERROR: &str = "ERR ferrobloom internal error (details in the server log)";
 
 macro_rules! trampoline {
-    ($name:ident, $handler:path) => {
+    ($name:ident, $handler:path, $write:expr) => {
         extern "C" fn $name(
             ctx: *mut raw::RedisModuleCtx,
             argv: *mut *mut raw::RedisModuleString,
             argc: c_int,
         ) -> c_int {
-            run(ctx, argv, argc, $handler)
+            run(ctx, argv, argc, $handler, $write)
         }
     };
 }
 
-trampoline!(bf_reserve, bf::reserve);
-trampoline!(bf_add, bf::add);
-trampoline!(bf_madd, bf::madd);
-trampoline!(bf_insert, bf::insert);
-trampoline!(bf_exists, bf::exists);
-trampoline!(bf_mexists, bf::mexists);
-trampoline!(bf_info, bf::info);
-trampoline!(bf_card, bf::card);
-trampoline!(bf_scandump, bf::scandump);
-trampoline!(bf_loadchunk, bf::loadchunk);
-trampoline!(bf_debug, bf::debug);
-trampoline!(cf_reserve, cf::reserve);
-trampoline!(cf_add, cf::add);
-trampoline!(cf_addnx, cf::addnx);
-trampoline!(cf_insert, cf::insert);
-trampoline!(cf_insertnx, cf::insertnx);
-trampoline!(cf_exists, cf::exists);
-trampoline!(cf_mexists, cf::mexists);
-trampoline!(cf_count, cf::count);
-trampoline!(cf_del, cf::del);
-trampoline!(cf_compact, cf::compact);
-trampoline!(cf_info, cf::info);
-trampoline!(cf_scandump, cf::scandump);
-trampoline!(cf_loadchunk, cf::loadchunk);
-trampoline!(cf_debug, cf::debug);
+const W: bool = true;
+const R: bool = false;
+trampoline!(bf_reserve, bf::reserve, W);
+trampoline!(bf_add, bf::add, W);
+trampoline!(bf_madd, bf::madd, W);
+trampoline!(bf_insert, bf::insert, W);
+trampoline!(bf_exists, bf::exists, R);
+trampoline!(bf_mexists, bf::mexists, R);
+trampoline!(bf_info, bf::info, R);
+trampoline!(bf_card, bf::card, R);
+trampoline!(bf_scandump, bf::scandump, R);
+trampoline!(bf_loadchunk, bf::loadchunk, W);
+trampoline!(bf_debug, bf::debug, R);
+trampoline!(cf_reserve, cf::reserve, W);
+trampoline!(cf_add, cf::add, W);
+trampoline!(cf_addnx, cf::addnx, W);
+trampoline!(cf_insert, cf::insert, W);
+trampoline!(cf_insertnx, cf::insertnx, W);
+trampoline!(cf_exists, cf::exists, R);
+trampoline!(cf_mexists, cf::mexists, R);
+trampoline!(cf_count, cf::count, R);
+trampoline!(cf_del, cf::del, W);
+trampoline!(cf_compact, cf::compact, W);
+trampoline!(cf_info, cf::info, R);
+trampoline!(cf_scandump, cf::scandump, R);
+trampoline!(cf_loadchunk, cf::loadchunk, W);
+trampoline!(cf_debug, cf::debug, R);
 
 /// How a command uses its key (key spec flags).
 #[derive(Clone, Copy)]
@@ -610,6 +621,7 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
     ) else {
         return Err("this Redis lacks the command API of 7.0".into());
     };
+    let acl = add_acl_categories(ctx)?;
     for s in SPECS {
         // SAFETY: valid load context, static NUL-terminated strings.
         let rc = unsafe {
@@ -649,6 +661,9 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
                 s.name.to_string_lossy()
             ));
         }
+        if acl {
+            set_acl_categories(cmd, s)?;
+        }
     }
     #[cfg(feature = "fault-injection")]
     {
@@ -667,6 +682,68 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
         if rc != raw::REDISMODULE_OK as c_int {
             return Err("could not register FERROBLOOM.FAULT".into());
         }
+    }
+    Ok(())
+}
+
+/// Whether the module's ACL categories were registered (for `INFO bf`).
+static ACL_CATEGORIES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `bloom cuckoo` where the server took the module's ACL categories, else why not.
+pub fn acl_categories() -> &'static str {
+    if ACL_CATEGORIES.load(std::sync::atomic::Ordering::Relaxed) {
+        "bloom cuckoo"
+    } else {
+        "none (the server cannot add module ACL categories)"
+    }
+}
+
+/// Registers the ACL categories `bloom` and `cuckoo` where the server can add
+/// module categories (`RedisModule_AddACLCategory`: Valkey 8+, Redis 7.4+;
+/// detected, never assumed). Returns whether it did.
+fn add_acl_categories(ctx: *mut raw::RedisModuleCtx) -> Result<bool, String> {
+    let (Some(add), Some(_)) = (
+        api!(RedisModule_AddACLCategory),
+        api!(RedisModule_SetCommandACLCategories),
+    ) else {
+        return Ok(false);
+    };
+    for cat in [c"bloom", c"cuckoo"] {
+        // SAFETY: valid load context, static NUL-terminated name.
+        if unsafe { add(ctx, cat.as_ptr()) } != raw::REDISMODULE_OK as c_int {
+            return Err(format!(
+                "could not add the ACL category {}",
+                cat.to_string_lossy()
+            ));
+        }
+    }
+    ACL_CATEGORIES.store(true, std::sync::atomic::Ordering::Relaxed);
+    Ok(true)
+}
+
+/// Puts a command in its family's category plus `read` or `write`, as
+/// RedisBloom 8 does (`@fast`/`@slow` follow from the command flags).
+fn set_acl_categories(cmd: *mut raw::RedisModuleCommand, s: &Spec) -> Result<(), String> {
+    let Some(set) = api!(RedisModule_SetCommandACLCategories) else {
+        return Ok(());
+    };
+    let family = if s.name.to_bytes().starts_with(b"bf.") {
+        "bloom"
+    } else {
+        "cuckoo"
+    };
+    let rw = if s.flags.to_bytes().starts_with(b"write") {
+        "write"
+    } else {
+        "read"
+    };
+    let cats = std::ffi::CString::new(format!("{family} {rw}")).unwrap_or_default();
+    // SAFETY: a command of this module; NUL-terminated categories.
+    if unsafe { set(cmd, cats.as_ptr()) } != raw::REDISMODULE_OK as c_int {
+        return Err(format!(
+            "could not set the ACL categories of {}",
+            s.name.to_string_lossy()
+        ));
     }
     Ok(())
 }
@@ -691,4 +768,4 @@ fn fault(ctx: Ctx, args: Args) -> Result<(), CmdError> {
 }
 
 #[cfg(feature = "fault-injection")]
-trampoline!(ferrobloom_fault, fault);
+trampoline!(ferrobloom_fault, fault, R);

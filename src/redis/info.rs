@@ -48,6 +48,18 @@ extern "C" fn info_func(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_
                 c"zeroed_allocator".as_ptr() as *mut c_char,
                 zeroed.as_ptr() as *mut c_char,
             );
+            let acl = CString::new(super::commands::acl_categories()).unwrap_or_default();
+            field_str(
+                ctx,
+                c"acl_categories".as_ptr() as *mut c_char,
+                acl.as_ptr() as *mut c_char,
+            );
+            for (name, value) in super::stats::info_fields() {
+                let Ok(name) = CString::new(name) else {
+                    continue;
+                };
+                field_ll(ctx, name.as_ptr() as *mut c_char, value);
+            }
         }
     })
 }

@@ -40,6 +40,7 @@ use super::alloc::usable_size;
 use super::api::{api, log, ModuleType};
 use super::config;
 use super::guard::{guard, guard_persist};
+use super::stats::{self, Figures, Gauges, BLOOM_GAUGES, CUCKOO_GAUGES};
 use crate::core::bloom::BloomChain;
 use crate::core::cuckoo::CuckooFilter;
 use crate::core::payload::{load_payload_as, HeaderFormat, Payload, RdbRead};
@@ -70,6 +71,10 @@ pub trait FilterValue: Payload {
     /// Every heap block besides the value itself (see `BloomChain::heap_blocks`).
     fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize, usize));
     fn try_clone(&self) -> Option<Self>;
+    /// Its contribution to the `INFO bf` gauges.
+    fn figures(&self) -> Figures;
+    /// The gauges of its type.
+    fn gauges() -> &'static Gauges;
 }
 
 impl FilterValue for BloomChain {
@@ -90,6 +95,17 @@ impl FilterValue for BloomChain {
     fn try_clone(&self) -> Option<Self> {
         BloomChain::try_clone(self).ok()
     }
+    fn figures(&self) -> Figures {
+        Figures {
+            filters: 1,
+            memory: i64::try_from(BloomChain::mem_usage(self)).unwrap_or(i64::MAX),
+            items: i64::try_from(self.items()).unwrap_or(i64::MAX),
+            subfilters: self.links().len() as i64,
+        }
+    }
+    fn gauges() -> &'static Gauges {
+        &BLOOM_GAUGES
+    }
 }
 
 impl FilterValue for CuckooFilter {
@@ -109,6 +125,17 @@ impl FilterValue for CuckooFilter {
     }
     fn try_clone(&self) -> Option<Self> {
         CuckooFilter::try_clone(self, u64::MAX).ok()
+    }
+    fn figures(&self) -> Figures {
+        Figures {
+            filters: 1,
+            memory: CuckooFilter::mem_usage(self) as i64,
+            items: i64::try_from(self.num_items()).unwrap_or(i64::MAX),
+            subfilters: self.num_filters() as i64,
+        }
+    }
+    fn gauges() -> &'static Gauges {
+        &CUCKOO_GAUGES
     }
 }
 
@@ -318,7 +345,10 @@ extern "C" fn rdb_load<T: FilterValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
     guard("rdb_load", std::ptr::null_mut(), || {
         let name = T::TYPE_NAME.to_string_lossy();
         match load::<T>(rdb, encver) {
-            Ok(v) => Box::into_raw(Box::new(v)) as *mut c_void,
+            Ok(v) => {
+                stats::created(&v);
+                Box::into_raw(Box::new(v)) as *mut c_void
+            }
             Err(why) => {
                 log_refusal(&format!(
                     "ferrobloom: refusing {name} payload (encoding version {encver}): {why}"
@@ -449,7 +479,9 @@ extern "C" fn free<T: FilterValue>(v: *mut c_void) {
     guard("free", (), || {
         if !v.is_null() {
             // SAFETY: created with Box::into_raw by us; freed once.
-            drop(unsafe { Box::from_raw(v as *mut T) });
+            let value = unsafe { Box::from_raw(v as *mut T) };
+            stats::freed(&*value);
+            drop(value);
         }
     })
 }
@@ -473,7 +505,10 @@ extern "C" fn copy<T: FilterValue>(
     guard("copy", std::ptr::null_mut(), || {
         // SAFETY: Redis passes our value.
         match unsafe { value::<T>(v) }.and_then(|v| v.try_clone()) {
-            Some(copy) => Box::into_raw(Box::new(copy)) as *mut c_void,
+            Some(copy) => {
+                stats::created(&copy);
+                Box::into_raw(Box::new(copy)) as *mut c_void
+            }
             None => std::ptr::null_mut(),
         }
     })

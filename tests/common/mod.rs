@@ -527,7 +527,11 @@ impl Server {
             .open(self.dir.join("stderr.log"))
             .expect("open stderr.log");
         let args = self.cfg.command_args(&self.dir, self.port);
-        let bin = self.config().server_bin.clone().unwrap_or_else(redis_server_bin);
+        let bin = self
+            .config()
+            .server_bin
+            .clone()
+            .unwrap_or_else(redis_server_bin);
         let child = Command::new(&bin)
             .args(&args)
             .stdin(Stdio::null())
