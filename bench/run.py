@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 r"""ferrobloom benchmark driver (`make bench`).
 
-Runs every part of issue #4's benchmark, prints Markdown tables and writes them to
+Runs every part of the benchmark, prints Markdown tables and writes them to
 bench/results/<part>.md (raw data: <part>.json, plots: <part>*.png), then
 bench/results/summary.md with each target as a ratio and met / not met.
 
@@ -942,7 +942,7 @@ def summary(outdir):
         return json.load(open(p)) if os.path.exists(p) else None
 
     lines = ["# ferrobloom benchmark summary", "",
-             "Issue #4's targets as ratios measured in one run of `make bench` (parts may come from "
+             "The performance targets as ratios measured in one run of `make bench` (parts may come from "
              "separate runs; each part's date, commit and machine load are in its own file). "
              "Machine noise matters: see the load averages.", ""]
     rows = []
