@@ -771,7 +771,8 @@ fn check_model(con: &mut Connection, model: &Model, what: &str) {
 }
 
 /// The INFO item counts are at least what the acknowledged replies alone (`acked`, the
-/// writer's own model) promise; a CF.DEL in flight may have removed one more.
+/// writer's own model) promise; a delete in flight (a CF.DEL, or a script of many)
+/// may have removed as many more as it names.
 fn assert_counts_cover_acked(
     con: &mut Connection,
     acked: &Model,
@@ -788,8 +789,10 @@ fn assert_counts_cover_acked(
     }
     for (key, m) in &acked.cf {
         let n = info_ints(con, "CF.INFO", key)["Number of items inserted"];
-        let del_in_flight = inflight.is_some_and(|op| op.kind == Kind::CfDel && op.key == *key);
-        let want = m.net.values().sum::<i64>() - i64::from(del_in_flight);
+        let del_in_flight = inflight
+            .filter(|op| op.kind == Kind::CfDel && op.key == *key)
+            .map_or(0, |op| op.items.len() as i64);
+        let want = m.net.values().sum::<i64>() - del_in_flight;
         assert!(n >= want, "{what}: {key}: CF.INFO items {n} < acked {want}");
     }
 }

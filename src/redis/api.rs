@@ -10,6 +10,8 @@ use std::marker::PhantomData;
 
 use redis_module::raw;
 
+use super::stats::{Figures, Gauges};
+use super::types::FilterValue;
 use crate::cmd::errors::{self, CmdError};
 
 /// Fetches an API function pointer (a copy of the `Option`).
@@ -382,8 +384,32 @@ pub enum KeyState {
 }
 
 /// An open key, closed on drop.
+///
+/// A key opened for writing keeps the `INFO bf` gauges exact: the first time it
+/// hands out (or stores) a filter it records the filter's figures, and when it
+/// closes it applies the difference to its type's gauges (see `stats`).
 pub struct Key {
     ptr: *mut raw::RedisModuleKey,
+    write: bool,
+    acct: Option<Accounting>,
+}
+
+/// The figures a writable key recorded, and how to take them again.
+struct Accounting {
+    /// # Safety
+    /// Called with the value pointer of a key of the recorded type.
+    figures: unsafe fn(*const c_void) -> Figures,
+    gauges: &'static Gauges,
+    before: Figures,
+}
+
+/// # Safety
+/// `v` points to a live `T`.
+unsafe fn figures_of<T: FilterValue>(v: *const c_void) -> Figures {
+    match (v as *const T).as_ref() {
+        Some(v) => v.figures(),
+        None => Figures::default(),
+    }
 }
 
 impl Key {
@@ -399,11 +425,26 @@ impl Key {
             Some(f) => unsafe { f(ctx.ptr, name, mode as c_int) },
             None => std::ptr::null_mut(),
         };
-        Key { ptr }
+        Key {
+            ptr,
+            write,
+            acct: None,
+        }
+    }
+
+    /// Records the figures of the filter this writable key hands out (once).
+    fn account<T: FilterValue>(&mut self, before: Figures) {
+        if self.write && self.acct.is_none() {
+            self.acct = Some(Accounting {
+                figures: figures_of::<T>,
+                gauges: T::gauges(),
+                before,
+            });
+        }
     }
 
     /// Classifies the key for filter type `ty`.
-    pub fn lookup<'k, T>(&'k mut self, ty: &ModuleType<T>) -> Lookup<'k, T> {
+    pub fn lookup<'k, T: FilterValue>(&'k mut self, ty: &ModuleType<T>) -> Lookup<'k, T> {
         if self.ptr.is_null() {
             return Lookup::Missing;
         }
@@ -425,13 +466,17 @@ impl Key {
         }
         // SAFETY: the value of a key of our type is a Box<T> we stored.
         let v = unsafe { get_value(self.ptr) } as *mut T;
+        if !v.is_null() && self.write && self.acct.is_none() {
+            // SAFETY: as above.
+            self.account::<T>(unsafe { &*v }.figures());
+        }
         match unsafe { v.as_mut() } {
             Some(v) => Lookup::Found(v),
             None => Lookup::WrongType,
         }
     }
 
-    pub fn state<T>(&mut self, ty: &ModuleType<T>) -> KeyState {
+    pub fn state<T: FilterValue>(&mut self, ty: &ModuleType<T>) -> KeyState {
         match self.lookup(ty) {
             Lookup::Missing => KeyState::Missing,
             Lookup::WrongType => KeyState::WrongType,
@@ -440,7 +485,7 @@ impl Key {
     }
 
     /// The value, or `ERR not found` / WRONGTYPE (spec 2.1).
-    pub fn existing<T>(&mut self, ty: &ModuleType<T>) -> Result<&mut T, CmdError> {
+    pub fn existing<T: FilterValue>(&mut self, ty: &ModuleType<T>) -> Result<&mut T, CmdError> {
         match self.lookup(ty) {
             Lookup::Found(v) => Ok(v),
             Lookup::Missing => Err(errors::NOT_FOUND.into()),
@@ -450,7 +495,7 @@ impl Key {
 
     /// The value if the key holds one of type `ty` (missing and wrong type both
     /// read as "not present" for the EXISTS family).
-    pub fn present<T>(&mut self, ty: &ModuleType<T>) -> Option<&T> {
+    pub fn present<T: FilterValue>(&mut self, ty: &ModuleType<T>) -> Option<&T> {
         match self.lookup(ty) {
             Lookup::Found(v) => Some(v),
             _ => None,
@@ -459,7 +504,7 @@ impl Key {
 
     /// Stores `value` in an empty key opened for writing; on failure the value is
     /// dropped and false returned.
-    pub fn set<T>(&mut self, ty: &ModuleType<T>, value: Box<T>) -> bool {
+    pub fn set<T: FilterValue>(&mut self, ty: &ModuleType<T>, value: Box<T>) -> bool {
         let Some(f) = api!(RedisModule_ModuleTypeSetValue) else {
             return false;
         };
@@ -472,6 +517,9 @@ impl Key {
         if !ok {
             // SAFETY: Redis did not take ownership.
             drop(unsafe { Box::from_raw(p) });
+        } else {
+            // A new filter: everything it holds is added when the key closes.
+            self.account::<T>(Figures::default());
         }
         ok
     }
@@ -481,6 +529,13 @@ impl Drop for Key {
     fn drop(&mut self) {
         if self.ptr.is_null() {
             return;
+        }
+        if let (Some(a), Some(get_value)) = (self.acct.take(), api!(RedisModule_ModuleTypeGetValue))
+        {
+            // SAFETY: open key; its value is of the type recorded (commands never
+            // replace a filter by another type).
+            let now = unsafe { (a.figures)(get_value(self.ptr) as *const c_void) };
+            a.gauges.changed(a.before, now);
         }
         if let Some(f) = api!(RedisModule_CloseKey) {
             // SAFETY: opened by us, closed once.

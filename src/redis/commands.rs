@@ -26,7 +26,7 @@ fn run(
     argv: *mut *mut raw::RedisModuleString,
     argc: c_int,
     h: Handler,
-    write: bool,
+    meta: &'static stats::Meta,
 ) -> c_int {
     let c = Ctx { ptr: ctx };
     // SAFETY: Redis passes argc valid strings that outlive the call.
@@ -34,9 +34,9 @@ fn run(
     // Borrowed (no allocation) unless the name is not UTF-8; only logged on a panic.
     let name = String::from_utf8_lossy(args.bytes(0));
     let result = guard(&name, Err(CmdError::Text(INTERNAL_ERROR)), || {
-        let before = stats::before(c, &args, write);
+        stats::before();
         let r = h(c, args);
-        stats::after(c, &args, before, r.is_ok());
+        stats::after(c, &args, meta, r.is_ok());
         r
     });
     match result {
@@ -54,24 +54,54 @@ const INTERNAL_ERROR: &str = "ERR ferrobloom internal error (details in the serv
 
 macro_rules! trampoline {
     ($name:ident, $handler:path, $write:expr) => {
+        trampoline!($name, $handler, $write, None);
+    };
+    ($name:ident, $handler:path, $write:expr, $lookups:expr) => {
         extern "C" fn $name(
             ctx: *mut raw::RedisModuleCtx,
             argv: *mut *mut raw::RedisModuleString,
             argc: c_int,
         ) -> c_int {
-            run(ctx, argv, argc, $handler, $write)
+            static META: stats::Meta = stats::Meta {
+                write: $write,
+                lookups: $lookups,
+                event: event_name(stringify!($name)),
+            };
+            run(ctx, argv, argc, $handler, &META)
         }
     };
 }
 
+/// `bf_add` -> `bf.add`, at compile time (the keyspace event of the command).
+const fn event_name(fn_name: &'static str) -> &'static CStr {
+    match fn_name.as_bytes() {
+        b"bf_reserve" => c"bf.reserve",
+        b"bf_add" => c"bf.add",
+        b"bf_madd" => c"bf.madd",
+        b"bf_insert" => c"bf.insert",
+        b"bf_loadchunk" => c"bf.loadchunk",
+        b"cf_reserve" => c"cf.reserve",
+        b"cf_add" => c"cf.add",
+        b"cf_addnx" => c"cf.addnx",
+        b"cf_insert" => c"cf.insert",
+        b"cf_insertnx" => c"cf.insertnx",
+        b"cf_del" => c"cf.del",
+        b"cf_compact" => c"cf.compact",
+        b"cf_loadchunk" => c"cf.loadchunk",
+        _ => c"",
+    }
+}
+
 const W: bool = true;
 const R: bool = false;
+const BLOOM_LOOKUP: Option<bool> = Some(true);
+const CUCKOO_LOOKUP: Option<bool> = Some(false);
 trampoline!(bf_reserve, bf::reserve, W);
 trampoline!(bf_add, bf::add, W);
 trampoline!(bf_madd, bf::madd, W);
 trampoline!(bf_insert, bf::insert, W);
-trampoline!(bf_exists, bf::exists, R);
-trampoline!(bf_mexists, bf::mexists, R);
+trampoline!(bf_exists, bf::exists, R, BLOOM_LOOKUP);
+trampoline!(bf_mexists, bf::mexists, R, BLOOM_LOOKUP);
 trampoline!(bf_info, bf::info, R);
 trampoline!(bf_card, bf::card, R);
 trampoline!(bf_scandump, bf::scandump, R);
@@ -82,9 +112,9 @@ trampoline!(cf_add, cf::add, W);
 trampoline!(cf_addnx, cf::addnx, W);
 trampoline!(cf_insert, cf::insert, W);
 trampoline!(cf_insertnx, cf::insertnx, W);
-trampoline!(cf_exists, cf::exists, R);
-trampoline!(cf_mexists, cf::mexists, R);
-trampoline!(cf_count, cf::count, R);
+trampoline!(cf_exists, cf::exists, R, CUCKOO_LOOKUP);
+trampoline!(cf_mexists, cf::mexists, R, CUCKOO_LOOKUP);
+trampoline!(cf_count, cf::count, R, CUCKOO_LOOKUP);
 trampoline!(cf_del, cf::del, W);
 trampoline!(cf_compact, cf::compact, W);
 trampoline!(cf_info, cf::info, R);

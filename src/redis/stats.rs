@@ -6,9 +6,9 @@
 //! filter, `rdb_load` for RDB/AOF/RESTORE/full sync, COPY) and every value freed
 //! subtracts them (DEL, UNLINK, expiry, FLUSHALL, a replaced value, lazy free on
 //! the background thread: the free callback), so the gauges equal the sum over the
-//! keyspace. In between, only write commands change a value: the command
-//! trampoline takes the key's figures before and after each write command and
-//! applies the difference.
+//! keyspace. In between, only write commands change a value: a key opened for
+//! writing (`api::Key`) takes the figures of the filter it hands out, and when
+//! the command closes it, applies the difference.
 //!
 //! # Counters (monotonic since the module loaded)
 //! Items added (accepted as new), lookups (items asked about by EXISTS, MEXISTS,
@@ -19,13 +19,13 @@
 //! replicates) notifies once, in the module class (`notify-keyspace-events d`),
 //! with the command's name in lower case as the event (`bf.add`, `cf.del`, …).
 
-use std::ffi::{c_char, CString};
+use std::ffi::{c_char, CStr};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
 
 use redis_module::raw;
 
-use super::api::{api, Args, Ctx, Key, Lookup};
-use super::types::{FilterValue, BLOOM, CUCKOO};
+use super::api::{api, Args, Ctx};
+use super::types::FilterValue;
 
 /// A filter's contribution to the gauges.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -53,6 +53,8 @@ pub struct Gauges {
     memory: AtomicI64,
     items: AtomicI64,
     subfilters: AtomicI64,
+    /// Counter: items accepted as new by commands.
+    added: AtomicU64,
 }
 
 impl Gauges {
@@ -62,14 +64,33 @@ impl Gauges {
             memory: AtomicI64::new(0),
             items: AtomicI64::new(0),
             subfilters: AtomicI64::new(0),
+            added: AtomicU64::new(0),
         }
     }
 
+    /// A command changed a filter from `before` to `after` (a new filter has
+    /// `before` all zero).
+    pub fn changed(&self, before: Figures, after: Figures) {
+        self.add(after.minus(before));
+        let added = u64::try_from(after.items - before.items).unwrap_or(0);
+        if added > 0 {
+            self.added.fetch_add(added, Relaxed);
+        }
+    }
+
+    /// Adds `f` (only the fields that change: an atomic add costs a few ns, and a
+    /// typical command changes one field).
     pub fn add(&self, f: Figures) {
-        self.filters.fetch_add(f.filters, Relaxed);
-        self.memory.fetch_add(f.memory, Relaxed);
-        self.items.fetch_add(f.items, Relaxed);
-        self.subfilters.fetch_add(f.subfilters, Relaxed);
+        for (g, v) in [
+            (&self.filters, f.filters),
+            (&self.memory, f.memory),
+            (&self.items, f.items),
+            (&self.subfilters, f.subfilters),
+        ] {
+            if v != 0 {
+                g.fetch_add(v, Relaxed);
+            }
+        }
     }
 
     pub fn sub(&self, f: Figures) {
@@ -90,8 +111,6 @@ pub static BLOOM_GAUGES: Gauges = Gauges::new();
 pub static CUCKOO_GAUGES: Gauges = Gauges::new();
 
 /// Counters.
-static BLOOM_ADDED: AtomicU64 = AtomicU64::new(0);
-static CUCKOO_ADDED: AtomicU64 = AtomicU64::new(0);
 static BLOOM_LOOKUPS: AtomicU64 = AtomicU64::new(0);
 static CUCKOO_LOOKUPS: AtomicU64 = AtomicU64::new(0);
 
@@ -148,89 +167,40 @@ pub fn mark_changed() {
     CHANGED.store(true, Relaxed);
 }
 
-/// The key's figures (either filter type), if it holds a filter.
-fn figures_of(ctx: Ctx, args: &Args) -> Option<(bool, Figures)> {
-    let name = args.raw(1)?;
-    let mut key = Key::open(ctx, name, false);
-    if let Lookup::Found(c) = key.lookup(&BLOOM) {
-        return Some((true, c.figures()));
-    }
-    if let Lookup::Found(f) = key.lookup(&CUCKOO) {
-        return Some((false, f.figures()));
-    }
-    None
+/// What the trampoline knows of a command, statically.
+pub struct Meta {
+    /// Registered `write` (its key is opened for writing).
+    pub write: bool,
+    /// Items asked about are counted as lookups of this family (`Some(true)`: Bloom).
+    pub lookups: Option<bool>,
+    /// The keyspace event (the command's name in lower case).
+    pub event: &'static CStr,
 }
 
-/// What the trampoline remembers across a command.
-pub struct Before {
-    write: bool,
-    figures: Option<(bool, Figures)>,
-}
-
-/// Before a command runs: the key's figures (write commands only).
-pub fn before(ctx: Ctx, args: &Args, write: bool) -> Before {
+/// Before a command runs.
+pub fn before() {
     CHANGED.store(false, Relaxed);
-    Before {
-        write,
-        figures: if write { figures_of(ctx, args) } else { None },
-    }
 }
 
-/// After a command ran: gauges, counters and the keyspace event.
-pub fn after(ctx: Ctx, args: &Args, b: Before, ok: bool) {
-    let name = args.bytes(0).to_ascii_lowercase();
-    if !b.write {
-        if ok
-            && matches!(
-                name.as_slice(),
-                b"bf.exists" | b"bf.mexists" | b"cf.exists" | b"cf.mexists" | b"cf.count"
-            )
-        {
-            let n = args.len().saturating_sub(2) as u64;
-            let c = if name.starts_with(b"bf.") {
-                &BLOOM_LOOKUPS
-            } else {
-                &CUCKOO_LOOKUPS
-            };
-            c.fetch_add(n, Relaxed);
-        }
-        return;
-    }
-    // Gauges: the key's old figures out, its new ones in (whether or not the
-    // command reports a change: a refused command changes nothing, and then the
-    // two are equal).
-    let now = figures_of(ctx, args);
-    if let Some((bloom, f)) = b.figures {
-        gauges(bloom).sub(f);
-    }
-    if let Some((bloom, f)) = now {
-        gauges(bloom).add(f);
-        let old_items = match b.figures {
-            Some((same, o)) if same == bloom => o.items,
-            _ => 0,
+/// After a command ran: the lookup counters and the keyspace event (the gauges
+/// are kept by `Key`, which sees every filter a command reads for writing).
+pub fn after(ctx: Ctx, args: &Args, m: &Meta, ok: bool) {
+    if let (Some(bloom), true) = (m.lookups, ok) {
+        let n = args.len().saturating_sub(2) as u64;
+        let c = if bloom {
+            &BLOOM_LOOKUPS
+        } else {
+            &CUCKOO_LOOKUPS
         };
-        let added = u64::try_from(f.items - old_items).unwrap_or(0);
-        let c = if bloom { &BLOOM_ADDED } else { &CUCKOO_ADDED };
-        c.fetch_add(added, Relaxed);
+        c.fetch_add(n, Relaxed);
     }
-    if CHANGED.load(Relaxed) {
-        notify(ctx, args, &name);
+    if m.write && CHANGED.load(Relaxed) {
+        notify(ctx, args, m.event);
     }
 }
 
-fn gauges(bloom: bool) -> &'static Gauges {
-    if bloom {
-        &BLOOM_GAUGES
-    } else {
-        &CUCKOO_GAUGES
-    }
-}
-
-fn notify(ctx: Ctx, args: &Args, event: &[u8]) {
+fn notify(ctx: Ctx, args: &Args, event: &CStr) {
     let (Some(f), Some(key)) = (api!(RedisModule_NotifyKeyspaceEvent), args.raw(1)) else {
-        return;
-    };
-    let Ok(event) = CString::new(event) else {
         return;
     };
     // SAFETY: valid context, NUL-terminated event name, the command's key.
@@ -257,28 +227,19 @@ pub fn freed<T: FilterValue>(v: &T) {
 /// The `INFO bf` fields: `(name, value)`.
 pub fn info_fields() -> Vec<(String, i64)> {
     let mut out = Vec::new();
-    for (prefix, g, added, lookups, sub) in [
-        (
-            "bloom",
-            &BLOOM_GAUGES,
-            &BLOOM_ADDED,
-            &BLOOM_LOOKUPS,
-            "links",
-        ),
-        (
-            "cuckoo",
-            &CUCKOO_GAUGES,
-            &CUCKOO_ADDED,
-            &CUCKOO_LOOKUPS,
-            "subfilters",
-        ),
+    for (prefix, g, lookups, sub) in [
+        ("bloom", &BLOOM_GAUGES, &BLOOM_LOOKUPS, "links"),
+        ("cuckoo", &CUCKOO_GAUGES, &CUCKOO_LOOKUPS, "subfilters"),
     ] {
         let f = g.read();
         out.push((format!("{prefix}_filters"), f.filters));
         out.push((format!("{prefix}_memory"), f.memory));
         out.push((format!("{prefix}_items"), f.items));
         out.push((format!("{prefix}_{sub}"), f.subfilters));
-        out.push((format!("{prefix}_items_added"), added.load(Relaxed) as i64));
+        out.push((
+            format!("{prefix}_items_added"),
+            g.added.load(Relaxed) as i64,
+        ));
         out.push((format!("{prefix}_lookups"), lookups.load(Relaxed) as i64));
     }
     for (reason, c) in REASONS.iter().zip(&REFUSED) {
