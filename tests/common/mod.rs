@@ -20,6 +20,7 @@
 //!   raise it for a `REDIS_SERVER` wrapper that runs redis-server under valgrind)
 #![allow(dead_code)]
 
+pub mod bf;
 pub mod cf;
 pub mod cluster;
 pub mod process;
