@@ -21,6 +21,7 @@
 #![allow(dead_code)]
 
 pub mod bf;
+pub mod bf_persist;
 pub mod cf;
 pub mod cluster;
 pub mod process;
