@@ -1,0 +1,368 @@
+//! ferrobloom's Bloom header (versioned, documented on `encode_header`), which
+//! RDB payloads and SCANDUMP/LOADCHUNK share, and the data chunks.
+
+use super::*;
+
+// ---------------------------------------------------------------------------
+// Persistence: the header shared by RDB and SCANDUMP/LOADCHUNK.
+// ---------------------------------------------------------------------------
+
+/// Magic bytes that open a ferrobloom Bloom header.
+pub const HEADER_MAGIC: [u8; 4] = *b"FBbf";
+/// Current header format version.
+pub const HEADER_VERSION: u8 = 1;
+pub(super) const HEADER_FIXED: usize = 24;
+pub(super) const LINK_RECORD: usize = 40;
+/// Bit-position layout 0: classic double hashing over the whole link (module doc).
+pub const LAYOUT_CLASSIC: u8 = 0;
+/// Bit-position layout 1: all probes in one 512-bit block (module doc).
+pub const LAYOUT_BLOCKED: u8 = 1;
+/// RedisBloom's layout (the configuration's value for it): never written in a
+/// ferrobloom header (such chains are written in RedisBloom's header format),
+/// refused when read from one.
+pub const LAYOUT_REDISBLOOM: u8 = 2;
+
+impl BloomChain {
+    /// Encodes the filter's shape and counters (not its bits).
+    ///
+    /// Header format version 1, all integers little-endian, no padding:
+    ///
+    /// | offset | size | field |
+    /// |---|---|---|
+    /// | 0 | 4 | magic `FBbf` |
+    /// | 4 | 1 | format version = 1 |
+    /// | 5 | 3 | reserved, zero |
+    /// | 8 | 8 | total items (u64) = sum of the link items |
+    /// | 16 | 4 | expansion (u32, 0 = non-scaling, at most 32768) |
+    /// | 20 | 4 | number of links `n` (u32, 1..=1024) |
+    /// | 24 | 40·n | link records, oldest first |
+    ///
+    /// Link record (40 bytes): `+0` entries (u64, >= 1), `+8` items (u64, <=
+    /// entries), `+16` error rate (f64 bits, strictly between 0 and 1), `+24` bits
+    /// (u64, a non-zero multiple of 64; of 512 for blocked links), `+32` hashes
+    /// (u32, 1..=128), `+36` layout (u8: 0 = classic, 1 = blocked; see the module
+    /// doc), `+37` 3 reserved zero bytes. Layout 1 was added without a new header
+    /// version: version-1 headers written before it only hold layout 0, which
+    /// still loads unchanged.
+    ///
+    /// The bit arrays follow separately: in RDB as string buffers of at most
+    /// [`SCANDUMP_CHUNK`] bytes each, link by link; over SCANDUMP as data chunks.
+    /// Each link's bytes are its bits, least significant bit first.
+    ///
+    /// A filter migrated from RedisBloom is written in RedisBloom's own header
+    /// format instead (`encode_rb_header`, documented in `redisbloom.rs`), the
+    /// only one that describes it and the one RedisBloom's LOADCHUNK takes.
+    pub fn encode_header(&self) -> Vec<u8> {
+        if let Some(rb) = &self.rb {
+            return self.encode_rb_header(rb);
+        }
+        let mut out = Vec::with_capacity(HEADER_FIXED + LINK_RECORD * self.links.len());
+        out.extend_from_slice(&HEADER_MAGIC);
+        out.push(HEADER_VERSION);
+        out.extend_from_slice(&[0, 0, 0]);
+        out.extend_from_slice(&self.items.to_le_bytes());
+        out.extend_from_slice(&self.expansion.to_le_bytes());
+        out.extend_from_slice(&(self.links.len() as u32).to_le_bytes());
+        for l in &self.links {
+            out.extend_from_slice(&l.shape.entries.to_le_bytes());
+            out.extend_from_slice(&l.items.to_le_bytes());
+            out.extend_from_slice(&l.shape.error.to_bits().to_le_bytes());
+            out.extend_from_slice(&l.shape.bits.to_le_bytes());
+            out.extend_from_slice(&l.shape.hashes.to_le_bytes());
+            out.push(l.shape.layout.code());
+            out.extend_from_slice(&[0, 0, 0]);
+        }
+        out
+    }
+
+    /// Validates a header completely, then allocates a zeroed filter of its shape.
+    /// Nothing is allocated for a header that fails any check.
+    ///
+    /// Takes ferrobloom's header and RedisBloom's: a header is ferrobloom's when it
+    /// opens with the magic `FBbf` and passes every check of that format; anything
+    /// else is read as RedisBloom's (exactly `20 + 53·n` bytes, see `redisbloom.rs`).
+    /// The two formats' lengths coincide only at 1504 bytes (28 RedisBloom links,
+    /// 37 ferrobloom links), where a RedisBloom header would also need a total item
+    /// count whose low bytes spell the magic and version.
+    pub fn from_header(bytes: &[u8], limits: &Limits) -> Result<Self, BloomError> {
+        if bytes.starts_with(&HEADER_MAGIC) {
+            match Self::from_native_header(bytes, limits) {
+                Ok(c) => return Ok(c),
+                Err(e) => return Self::from_rb_header(bytes, limits).map_err(|_| e),
+            }
+        }
+        Self::from_rb_header(bytes, limits)
+    }
+
+    /// Reads ferrobloom's own header only (RDB payloads record which format
+    /// their header has).
+    pub fn from_native_header(bytes: &[u8], limits: &Limits) -> Result<Self, BloomError> {
+        let (total, expansion, shapes) = Self::parse_native_header(bytes, limits)?;
+        Self::build(total, expansion, None, shapes)
+    }
+
+    /// The byte lengths of the links a header describes, checked completely as
+    /// [`from_header`](Self::from_header) checks it, without allocating them
+    /// (so a payload's data can be checked against its header first).
+    pub fn header_link_bytes(
+        bytes: &[u8],
+        limits: &Limits,
+        redisbloom: Option<bool>,
+    ) -> Result<Vec<u64>, BloomError> {
+        let native = || Self::parse_native_header(bytes, limits).map(|(_, _, s)| s);
+        let rb = || Self::parse_rb_header(bytes, limits).map(|(_, _, s)| s);
+        let shapes = match redisbloom {
+            Some(false) => native()?,
+            Some(true) => rb()?,
+            None if bytes.starts_with(&HEADER_MAGIC) => {
+                native().or_else(|e| rb().map_err(|_| e))?
+            }
+            None => rb()?,
+        };
+        Ok(shapes.iter().map(|(s, _)| s.storage).collect())
+    }
+
+    /// Allocates the zeroed links of a checked header.
+    pub(super) fn build(
+        total: u64,
+        expansion: u32,
+        rb: Option<RbChain>,
+        shapes: Vec<(LinkShape, u64)>,
+    ) -> Result<Self, BloomError> {
+        let mut links = Vec::new();
+        links
+            .try_reserve_exact(shapes.len())
+            .map_err(|_| BloomError::AllocFailed)?;
+        for (shape, items) in shapes {
+            let mut link = Link::new(shape)?;
+            link.items = items;
+            links.push(link);
+        }
+        Ok(BloomChain {
+            links,
+            items: total,
+            expansion,
+            rb,
+        })
+    }
+
+    /// Checks ferrobloom's header completely: `(total, expansion, links)`.
+    #[allow(clippy::type_complexity)]
+    fn parse_native_header(
+        bytes: &[u8],
+        limits: &Limits,
+    ) -> Result<(u64, u32, Vec<(LinkShape, u64)>), BloomError> {
+        let mut r = Reader::new(bytes);
+        if r.take(4)? != HEADER_MAGIC {
+            return Err(BloomError::BadHeader("bad magic"));
+        }
+        if r.u8()? != HEADER_VERSION {
+            return Err(BloomError::BadHeader("unknown header version"));
+        }
+        if r.take(3)? != [0, 0, 0] {
+            return Err(BloomError::BadHeader("reserved bytes set"));
+        }
+        let total = r.u64()?;
+        let expansion = r.u32()?;
+        let n = r.u32()?;
+        if expansion > MAX_EXPANSION {
+            return Err(BloomError::BadHeader("expansion out of range"));
+        }
+        if n == 0 || n > MAX_LINKS_CEILING {
+            return Err(BloomError::BadHeader("bad number of links"));
+        }
+        if expansion == 0 && n != 1 {
+            return Err(BloomError::BadHeader(
+                "non-scaling filter with several links",
+            ));
+        }
+        if bytes.len() != HEADER_FIXED + LINK_RECORD * n as usize {
+            return Err(BloomError::BadHeader("header length does not match links"));
+        }
+        let mut shapes = Vec::new();
+        shapes
+            .try_reserve_exact(n as usize)
+            .map_err(|_| BloomError::AllocFailed)?;
+        let mut sum_items: u64 = 0;
+        let mut mem = CHAIN_OVERHEAD;
+        for _ in 0..n {
+            let entries = r.u64()?;
+            let items = r.u64()?;
+            let error = f64::from_bits(r.u64()?);
+            let bits = r.u64()?;
+            let hashes = r.u32()?;
+            let layout = r.u8()?;
+            if r.take(3)? != [0, 0, 0] {
+                return Err(BloomError::BadHeader("reserved bytes set"));
+            }
+            // Counts are replied as signed 64-bit integers: no real filter
+            // holds 2^63 items.
+            if entries == 0 || items > entries || entries > i64::MAX as u64 {
+                return Err(BloomError::BadHeader("bad link capacity or fill"));
+            }
+            if !(error > 0.0 && error < 1.0) {
+                return Err(BloomError::BadHeader("bad link error rate"));
+            }
+            if bits == 0 || bits % 64 != 0 || bits >= 1 << 62 {
+                return Err(BloomError::BadHeader("bad link bit count"));
+            }
+            if hashes == 0 || hashes > MAX_HASHES {
+                return Err(BloomError::BadHeader("bad link hash count"));
+            }
+            let layout = BloomLayout::from_code(layout)
+                .filter(|l| *l != BloomLayout::RedisBloom)
+                .ok_or(BloomError::BadHeader("unknown link layout"))?;
+            if layout == BloomLayout::Blocked && bits % LINE_BITS != 0 {
+                return Err(BloomError::BadHeader("blocked link with a partial block"));
+            }
+            sum_items = sum_items
+                .checked_add(items)
+                .ok_or(BloomError::BadHeader("item count overflow"))?;
+            mem = mem.saturating_add(LINK_OVERHEAD + bits / 8);
+            shapes.push((
+                LinkShape {
+                    entries,
+                    error,
+                    bits,
+                    hashes,
+                    layout,
+                    bpe: error.ln().abs() / LN2_SQUARED,
+                    n2: 0,
+                    storage: bits / 8,
+                },
+                items,
+            ));
+        }
+        if sum_items != total {
+            return Err(BloomError::BadHeader("link items do not add up"));
+        }
+        if n > limits.max_links.min(MAX_LINKS_CEILING) {
+            return Err(BloomError::MaxLinks);
+        }
+        if mem > limits.max_bytes {
+            return Err(BloomError::MemoryCap);
+        }
+        Ok((total, expansion, shapes))
+    }
+
+    /// SCANDUMP data: for iterator `iter >= 1`, the chunk starting at byte
+    /// `iter - 1` of the concatenated link bytes, never spanning two links and at
+    /// most [`SCANDUMP_CHUNK`] long, with the iterator to ask for next
+    /// (`iter + len`). `None` past the end (and for `iter < 1`).
+    pub fn scandump_chunk(&self, iter: i64) -> Option<(i64, &[u8])> {
+        let offset = u64::try_from(iter.checked_sub(1)?).ok()?;
+        let (link, start) = self.locate(offset)?;
+        let data = link.data();
+        let start = usize::try_from(start).ok()?;
+        let rest = data.get(start..)?;
+        let len = rest.len().min(SCANDUMP_CHUNK as usize);
+        let chunk = rest.get(..len)?;
+        let next = iter.checked_add(i64::try_from(len).ok()?)?;
+        Some((next, chunk))
+    }
+
+    /// Visits every SCANDUMP data chunk in order, as `(iterator returned with
+    /// the chunk, bytes)`, in time linear in the filter's size.
+    pub fn for_each_chunk(&self, mut f: impl FnMut(i64, &[u8])) {
+        let mut iter = 1i64;
+        for link in &self.links {
+            for piece in link.data().chunks(SCANDUMP_CHUNK as usize) {
+                iter = iter.saturating_add(piece.len() as i64);
+                f(iter, piece);
+            }
+        }
+    }
+
+    /// Fills every link from a stream of chunks in SCANDUMP order: `read` is
+    /// called with each chunk's destination (its length is the chunk's).
+    pub fn fill_chunks<E>(
+        &mut self,
+        mut read: impl FnMut(&mut [u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for link in &mut self.links {
+            for piece in link.data_mut().chunks_mut(SCANDUMP_CHUNK as usize) {
+                read(piece)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// LOADCHUNK data: `iter` is the iterator SCANDUMP returned *with* `data`, so
+    /// the data covers bytes `iter - 1 - len .. iter - 1`.
+    pub fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), BloomError> {
+        let len = data.len() as u64;
+        if len == 0 || iter <= 0 {
+            return Err(BloomError::BadChunk);
+        }
+        let end = (iter as u64) - 1;
+        let offset = end.checked_sub(len).ok_or(BloomError::BadChunk)?;
+        let (index, start) = self
+            .locate_index(offset)
+            .ok_or(BloomError::NoLinkForOffset)?;
+        let link = self
+            .links
+            .get_mut(index)
+            .ok_or(BloomError::NoLinkForOffset)?;
+        let dst = link.data_mut();
+        let start = usize::try_from(start).map_err(|_| BloomError::ChunkTooBig)?;
+        let stop = start
+            .checked_add(data.len())
+            .ok_or(BloomError::ChunkTooBig)?;
+        let dst = dst.get_mut(start..stop).ok_or(BloomError::ChunkTooBig)?;
+        dst.copy_from_slice(data);
+        Ok(())
+    }
+
+    fn locate(&self, offset: u64) -> Option<(&Link, u64)> {
+        let (i, start) = self.locate_index(offset)?;
+        Some((self.links.get(i)?, start))
+    }
+
+    /// The link holding byte `offset` of the concatenated link bytes, and the
+    /// offset inside it.
+    fn locate_index(&self, mut offset: u64) -> Option<(usize, u64)> {
+        for (i, l) in self.links.iter().enumerate() {
+            let b = l.shape.bytes();
+            if offset < b {
+                return Some((i, offset));
+            }
+            offset -= b;
+        }
+        None
+    }
+}
+
+/// A bounds-checked little-endian reader for headers.
+pub(crate) struct Reader<'a> {
+    buf: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(buf: &'a [u8]) -> Self {
+        Reader { buf }
+    }
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], BloomError> {
+        if self.buf.len() < n {
+            return Err(BloomError::BadHeader("header truncated"));
+        }
+        let (head, tail) = self.buf.split_at(n);
+        self.buf = tail;
+        Ok(head)
+    }
+    pub(crate) fn u8(&mut self) -> Result<u8, BloomError> {
+        Ok(self.take(1)?.first().copied().unwrap_or(0))
+    }
+    pub(crate) fn u32(&mut self) -> Result<u32, BloomError> {
+        let mut a = [0u8; 4];
+        a.copy_from_slice(self.take(4)?);
+        Ok(u32::from_le_bytes(a))
+    }
+    pub(crate) fn u64(&mut self) -> Result<u64, BloomError> {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(self.take(8)?);
+        Ok(u64::from_le_bytes(a))
+    }
+    pub(crate) fn f64(&mut self) -> Result<f64, BloomError> {
+        Ok(f64::from_bits(self.u64()?))
+    }
+}
