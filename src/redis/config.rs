@@ -394,6 +394,48 @@ extern "C" fn set_layout(
     }
 }
 
+type EnumGet = extern "C" fn(*const c_char, *mut c_void) -> c_int;
+type EnumSet =
+    extern "C" fn(*const c_char, c_int, *mut c_void, *mut *mut raw::RedisModuleString) -> c_int;
+
+/// Registers an enum config (`values`: name and value of each choice).
+fn register_enum(
+    ctx: *mut raw::RedisModuleCtx,
+    name: &CStr,
+    default: c_int,
+    values: &[(&CStr, u8)],
+    (get, set): (EnumGet, EnumSet),
+) -> Result<(), String> {
+    let Some(reg_enum) = api!(RedisModule_RegisterEnumConfig) else {
+        return Err("this Redis has no module configuration API (needs 7.0+)".into());
+    };
+    let names: Vec<*const c_char> = values.iter().map(|(n, _)| n.as_ptr()).collect();
+    let codes: Vec<c_int> = values.iter().map(|(_, v)| c_int::from(*v)).collect();
+    // SAFETY: valid load context; Redis copies the names; the arrays outlive the call.
+    let rc = unsafe {
+        reg_enum(
+            ctx,
+            name.as_ptr(),
+            default,
+            raw::REDISMODULE_CONFIG_DEFAULT,
+            names.as_ptr() as *mut *const c_char,
+            codes.as_ptr(),
+            names.len() as c_int,
+            Some(get),
+            Some(set),
+            None,
+            std::ptr::null_mut(),
+        )
+    };
+    if rc != raw::REDISMODULE_OK as c_int {
+        return Err(format!(
+            "could not register config {}",
+            name.to_string_lossy()
+        ));
+    }
+    Ok(())
+}
+
 /// Applies RedisBloom's load-time arguments. Returns an error message that
 /// refuses the load.
 pub fn apply_module_args(args: &[&[u8]]) -> Result<(), String> {
@@ -499,59 +541,27 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
             ));
         }
     }
-    let Some(reg_enum) = api!(RedisModule_RegisterEnumConfig) else {
-        return Err("this Redis has no module configuration API (needs 7.0+)".into());
-    };
-    let names = [
-        c"classic".as_ptr(),
-        c"blocked".as_ptr(),
-        c"redisbloom".as_ptr(),
-    ];
-    let values = [
-        c_int::from(BloomLayout::Classic.code()),
-        c_int::from(BloomLayout::Blocked.code()),
-        c_int::from(BloomLayout::RedisBloom.code()),
-    ];
-    // SAFETY: valid load context; Redis copies the names; the arrays outlive the call.
-    let rc = unsafe {
-        reg_enum(
-            ctx,
-            c"bf-layout".as_ptr(),
-            get_layout(std::ptr::null(), std::ptr::null_mut()),
-            raw::REDISMODULE_CONFIG_DEFAULT,
-            names.as_ptr() as *mut *const c_char,
-            values.as_ptr(),
-            names.len() as c_int,
-            Some(get_layout),
-            Some(set_layout),
-            None,
-            std::ptr::null_mut(),
-        )
-    };
-    if rc != raw::REDISMODULE_OK as c_int {
-        return Err("could not register config bf-layout".into());
-    }
-    let names = [c"ferrobloom".as_ptr(), c"redisbloom".as_ptr()];
-    let values: [c_int; 2] = [0, CF_LAYOUT_REDISBLOOM as c_int];
-    // SAFETY: as above.
-    let rc = unsafe {
-        reg_enum(
-            ctx,
-            c"cf-layout".as_ptr(),
-            0,
-            raw::REDISMODULE_CONFIG_DEFAULT,
-            names.as_ptr() as *mut *const c_char,
-            values.as_ptr(),
-            names.len() as c_int,
-            Some(get_cf_layout),
-            Some(set_cf_layout),
-            None,
-            std::ptr::null_mut(),
-        )
-    };
-    if rc != raw::REDISMODULE_OK as c_int {
-        return Err("could not register config cf-layout".into());
-    }
+    register_enum(
+        ctx,
+        c"bf-layout",
+        get_layout(std::ptr::null(), std::ptr::null_mut()),
+        &[
+            (c"classic", BloomLayout::Classic.code()),
+            (c"blocked", BloomLayout::Blocked.code()),
+            (c"redisbloom", BloomLayout::RedisBloom.code()),
+        ],
+        (get_layout, set_layout),
+    )?;
+    register_enum(
+        ctx,
+        c"cf-layout",
+        0,
+        &[
+            (c"ferrobloom", 0),
+            (c"redisbloom", CF_LAYOUT_REDISBLOOM as u8),
+        ],
+        (get_cf_layout, set_cf_layout),
+    )?;
     if let Some(load) = api!(RedisModule_LoadConfigs) {
         // SAFETY: valid load context.
         if unsafe { load(ctx) } != raw::REDISMODULE_OK as c_int {
