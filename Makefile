@@ -108,8 +108,10 @@ bench: deps
 	$(CARGO) build --release --features system-alloc --example bench_core --example bench_accuracy --example bench_memref
 	$(CARGO) build --release
 	@mkdir -p $(CARGO_TARGET_DIR)/bench && cp -f $(MODULE_BUILT) $(CARGO_TARGET_DIR)/bench/$(MODULE_NAME)
+	@rb=$$(scripts/peers.sh redisbloom 2>/dev/null | sed -n 's/^redisbloom=//p'); \
+	[ -n "$$rb" ] || echo "bench: RedisBloom 2.8.2 could not be fetched: measured without it"; \
 	$(PYTHON) bench/run.py --module $(CARGO_TARGET_DIR)/bench/$(MODULE_NAME) \
-	  --examples $(CARGO_TARGET_DIR)/release/examples $(BENCH_ARGS)
+	  --examples $(CARGO_TARGET_DIR)/release/examples --redisbloom "$$rb" $(BENCH_ARGS)
 
 # Coverage-guided fuzzing (cargo-fuzz, libFuzzer) of every decoder and argument parser:
 # each target in fuzz/fuzz_targets runs FUZZ_SECONDS, one after the other, from the committed

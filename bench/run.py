@@ -173,8 +173,9 @@ def env_line(env, load_before, load_after):
 class Server:
     """A redis-server with the module on a free local port, in its own directory."""
 
-    def __init__(self, args, name, extra=(), workdir=None):
+    def __init__(self, args, name, extra=(), workdir=None, module=None):
         self.args = args
+        self.module = module or args.module
         self.own_dir = workdir is None
         self.dir = workdir or tempfile.mkdtemp(prefix=f"ferrobloom-bench-{name}-")
         self.port = free_port()
@@ -183,10 +184,12 @@ class Server:
         self.start()
 
     def cmdline(self):
-        return ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-                "--dir", self.dir, "--save", "", "--appendonly", "no",
-                "--protected-mode", "no", "--logfile", os.path.join(self.dir, "redis.log"),
-                "--loadmodule", self.args.module] + self.extra
+        # Servers on core 0, this process and its load generators on the others.
+        pin = ["taskset", "-c", "0"] if getattr(self.args, "pin", False) else []
+        return pin + ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+                      "--dir", self.dir, "--save", "", "--appendonly", "no",
+                      "--protected-mode", "no", "--logfile", os.path.join(self.dir, "redis.log"),
+                      "--loadmodule", self.module] + self.extra
 
     def start(self, timeout=120.0):
         """Starts the server; returns the seconds until it answered PING (not -LOADING)."""
@@ -465,12 +468,21 @@ def part_batch(args, env):
     bsz = a.batch_items
     srv = Server(a, "batch")
     c = srv.client()
+    # RedisBloom 2.8.2 beside it, same filters, same batches, measured in turn.
+    rb = Server(a, "batch-rb", module=a.redisbloom) if a.redisbloom else None
+    rc = rb.client() if rb else None
     res = {"batch_items": bsz, "calls": a.batch_calls, "rounds": a.rounds, "error": 0.01,
-           "variants": a.bf_variants,
+           "variants": a.bf_variants, "redisbloom": bool(rb),
            "fill_max": a.batch_fill, "rows": [], "memref": []}
+    # RedisBloom has one layout: its rows pair with the plain (or classic) Bloom variant.
+    rb_variant = next((v for v, x in a.bf_variants if not x or x == ["LAYOUT", "classic"]), None)
     try:
         for cap in a.batch_capacities:
             c.flushall()
+            if rc:
+                rc.flushall()
+                rc.execute_command("BF.RESERVE", "bf", 0.01, cap)
+                rc.execute_command("CF.RESERVE", "cf", cap)
             # (label, command, key): BF commands once per Bloom variant, then CF.
             cmds = []
             for v, extra in a.bf_variants:
@@ -487,10 +499,14 @@ def part_batch(args, env):
                 for v, _ in a.bf_variants:
                     send_batches(srv.port, "BF.MADD", bf_key(v), batches)
                 send_batches(srv.port, "CF.INSERT", "cf", batches)
+                if rb:
+                    send_batches(rb.port, "BF.MADD", "bf", batches)
+                    send_batches(rb.port, "CF.INSERT", "cf", batches)
             log(f"  {fmt_items(cap)}: prefilled {fill} items in {time.perf_counter() - t:.1f} s")
             size = {bf_key(v): int(finfo(c, "BF.INFO", bf_key(v))["Size"]) for v, _ in a.bf_variants}
             size["cf"] = int(finfo(c, "CF.INFO", "cf")["Size"])
             samples = {label: [] for label, *_ in cmds}
+            rb_samples = {label: [] for label, *_ in cmds}
             fresh = 0
             for rnd in range(a.rounds):
                 for label, cmd, key in cmds:
@@ -508,6 +524,11 @@ def part_batch(args, env):
                     calls, usec = cmdstat(c, cmd)
                     ns_item = usec * 1000.0 / (calls * bsz)
                     samples[label].append(ns_item)
+                    if rc and (key == "cf" or key == bf_key(rb_variant)):
+                        rc.config_resetstat()
+                        send_batches(rb.port, cmd, "cf" if key == "cf" else "bf", batches)
+                        calls, usec = cmdstat(rc, cmd)
+                        rb_samples[label].append(usec * 1000.0 / (calls * bsz))
                 fresh += a.batch_calls * bsz
             growth = {k: int(finfo(c, "CF.INFO" if k == "cf" else "BF.INFO", k)["Number of filters"])
                       for k in size}
@@ -524,23 +545,32 @@ def part_batch(args, env):
                     "ref_dependent_ns": r["ns_dependent_median"],
                     "ratio": med(samples[label]) / r["ns_per_read_median"],
                     "growth": growth[key],
+                    "redisbloom_ns_per_item": rb_samples[label],
+                    "vs_redisbloom": (med(rb_samples[label]) / med(samples[label])
+                                      if rb_samples[label] else None),
                 })
                 log(f"  {fmt_items(cap)} {label:10s} {med(samples[label]):7.1f} ns/item, "
                     f"reference {r['ns_per_read_median']:.1f} ns/read, ratio {res['rows'][-1]['ratio']:.2f}")
         check_module_allocator(c, 1)
     finally:
         srv.close()
+        if rb:
+            rb.close()
     return res
 
 
 def render_batch(res):
     rows = []
     for r in res["rows"]:
+        rbs = r.get("redisbloom_ns_per_item") or []
+        vs = r.get("vs_redisbloom")
         rows.append([fmt_items(r["capacity"]), r["command"], fmt_bytes(r["bytes"]), fmt_items(r["prefill"]),
-                     spread(r["ns_per_item"]), spread(r["ref_ns_per_read"]), f"{r['ratio']:.2f}",
+                     spread(r["ns_per_item"]), spread(rbs) if rbs else "-",
+                     f"{vs:.2f}x" if vs else "-", spread(r["ref_ns_per_read"]), f"{r['ratio']:.2f}",
                      fmt_num(r["ref_dependent_ns"]), r["growth"]])
     hdr = ["reserved for", "command", "filter size", "prefilled", "server ns/item median (min-max)",
-           "reference ns/read", "ratio", "one dependent miss, ns", "links / sub-filters"]
+           "RedisBloom 2.8.2 ns/item", "RedisBloom ÷ ferrobloom", "reference ns/read", "ratio",
+           "one dependent miss, ns", "links / sub-filters"]
     variants = ", ".join(f"`[{v}]` = `BF.RESERVE … {' '.join(x)}`".replace(" … `", "` as is")
                          for v, x in res.get("variants", []) if v)
     return ((f"Bloom variants: {variants}. " if variants else "") +
@@ -552,6 +582,10 @@ def render_batch(res):
             f"with min(n/8, {fmt_items(res['fill_max'])}) items: its whole memory is allocated and "
             f"the probes hit random lines of all of it, which is what the per-item cost depends on. "
             f"BF.MADD and CF.INSERT add fresh items; the MEXISTS probes are half present, half absent. "
+            + ("RedisBloom 2.8.2 (in Debian's redis-server 7.0.15, same filters without a layout "
+               "option, same batches, measured right after ferrobloom in every round) where its "
+               "command exists; servers pinned to core 0, the load generator to the others. "
+               if res.get("redisbloom") else "RedisBloom was not available for this run. ") +
             f"Reference: `examples/bench_memref.rs` in the same run, batches of {res['batch_items']} "
             f"independent random 64-byte reads from a buffer of the filter's size (the memory-latency "
             f"limit for one cache miss per item); ratio = filter ns/item ÷ reference ns/read (medians). "
@@ -1040,6 +1074,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=3, help="rounds per measurement (min/median/max)")
     ap.add_argument("--layouts", default="classic,blocked", help="Bloom layouts for core/accuracy (comma-separated)")
     ap.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test of the whole harness")
+    ap.add_argument("--redisbloom", default="",
+                    help="RedisBloom's .so, measured beside ferrobloom in the batch part (empty: skipped)")
+    ap.add_argument("--pin", action=argparse.BooleanOptionalAction, default=(os.cpu_count() or 1) > 1,
+                    help="pin the servers to core 0 and this process to the others")
     ap.add_argument("--bf-variants", default="classic:LAYOUT classic;blocked:LAYOUT blocked",
                     help="Bloom variants for one_item and batch: 'name:EXTRA RESERVE ARGS;name2:…', "
                          "e.g. 'classic:;blocked:LAYOUT blocked' (default: one plain BF.RESERVE)")
@@ -1087,6 +1125,11 @@ def main():
         a.acc_capacity, a.acc_probes, a.cf_slots = 100_000, 100_000, 1 << 14
         a.persist_bytes = 64 * MiB
     a.module = os.path.abspath(a.module)
+    if a.redisbloom and not os.path.exists(a.redisbloom):
+        log(f"RedisBloom not found at {a.redisbloom}: measured without it")
+        a.redisbloom = ""
+    if a.pin:
+        os.sched_setaffinity(0, set(range(1, os.cpu_count() or 2)) or {0})
     if not os.path.exists(a.module):
         sys.exit(f"module not found: {a.module}")
     os.makedirs(a.out, exist_ok=True)

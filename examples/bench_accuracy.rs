@@ -185,6 +185,7 @@ fn cuckoo_fill(fp_bits: u8, b: u8, slots: u64, max_iterations: u16, tag: u64) ->
         expansion: 0,
         fp_bits,
         error_rate: None,
+        redisbloom: false,
     };
     let mut f = CuckooFilter::new(&p, u64::MAX).unwrap_or_else(|e| panic!("cuckoo: {e}"));
     let mut i = 0u64;

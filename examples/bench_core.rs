@@ -167,6 +167,7 @@ fn cuckoo_filter(capacity: u64, prefault: bool) -> CuckooFilter {
         expansion: 1,
         fp_bits: cuckoo::DEFAULT_FP_BITS,
         error_rate: None,
+        redisbloom: false,
     };
     let mut f = CuckooFilter::new(&p, u64::MAX).unwrap_or_else(|e| panic!("cuckoo: {e}"));
     if !prefault {

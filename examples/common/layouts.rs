@@ -17,6 +17,7 @@ pub fn limits() -> Limits {
     Limits {
         max_bytes: 4 << 30,
         max_links: 64,
+        ..Limits::default()
     }
 }
 
