@@ -104,26 +104,41 @@ fn replicate_insert(
     }
 }
 
+/// The bounds of a command's inserts, read once per command (the context flags
+/// and configs would otherwise be read for every item).
+#[derive(Clone, Copy)]
+struct InsertLimits {
+    max_filters: u32,
+    max_bytes: u64,
+}
+
+impl InsertLimits {
+    fn of(ctx: Ctx, f: &CuckooFilter) -> Self {
+        let trusted = ctx.trusted();
+        InsertLimits {
+            // A filter from RedisBloom keeps its rule: the limit is checked once per
+            // command (`check_expansions`), and the command itself may grow past it.
+            max_filters: if f.is_redisbloom() {
+                MAX_SUBFILTERS
+            } else {
+                cf_max_filters(trusted)
+            },
+            max_bytes: max_filter_bytes(trusted),
+        }
+    }
+}
+
 /// Inserts one item; `Ok(false)` only for NX when the item tests present.
 fn insert_one(
-    ctx: Ctx,
+    lim: InsertLimits,
     f: &mut CuckooFilter,
     h: &CuckooHash,
     nx: bool,
 ) -> Result<bool, crate::core::cuckoo::CuckooError> {
-    let h = *h;
-    // A filter from RedisBloom keeps its rule: the limit is checked once per
-    // command (`check_expansions`), and the command itself may grow past it.
-    let max_filters = if f.is_redisbloom() {
-        MAX_SUBFILTERS
-    } else {
-        cf_max_filters(ctx.trusted())
-    };
-    let max_bytes = max_filter_bytes(ctx.trusted());
     if nx {
-        f.insert_unique(&h, max_filters, max_bytes)
+        f.insert_unique(h, lim.max_filters, lim.max_bytes)
     } else {
-        f.insert(&h, max_filters, max_bytes).map(|()| true)
+        f.insert(h, lim.max_filters, lim.max_bytes).map(|()| true)
     }
 }
 
@@ -147,7 +162,7 @@ fn add_one(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
     let created = open_for_insert(ctx, &mut key, Some(d.params(d.capacity, None)?))?;
     let f = key.existing(&CUCKOO)?;
     check_expansions(ctx, f)?;
-    let r = insert_one(ctx, f, &f.hash(args.bytes(2)), nx);
+    let r = insert_one(InsertLimits::of(ctx, f), f, &f.hash(args.bytes(2)), nx);
     replicate_insert(ctx, name, created, matches!(r, Ok(true)));
     ctx.reply_bool(r.map_err(|err| map_err(Op::Insert, &err))?);
     Ok(())
@@ -172,6 +187,7 @@ fn insert_many(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
     let f = key.existing(&CUCKOO)?;
     check_expansions(ctx, f)?;
     let resp3 = ctx.is_resp3();
+    let lim = InsertLimits::of(ctx, f);
     let mut changed = false;
     // Items refused (a failed insert changes nothing): a limit (cf-max-expansions,
     // max-filter-memory) does not apply where the command is replayed, so they
@@ -182,7 +198,7 @@ fn insert_many(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
     let mut ahead = HashAhead::new(args.iter_from(a.items_from), |i| hash_for(rb, i));
     let mut i = 0;
     while let Some(h) = ahead.next_with(|h| f.prefetch(h)) {
-        let r = insert_one(ctx, f, &h, nx);
+        let r = insert_one(lim, f, &h, nx);
         changed |= matches!(r, Ok(true));
         if r.is_err() && refused.try_reserve(1).is_ok() {
             refused.push(a.items_from + i);
