@@ -534,7 +534,9 @@ pub fn args(data: &[u8]) {
     let n = args.count();
     for d in &BLOOM_DEFAULTS {
         if let Ok(p) = cbf::parse_reserve(&args, d) {
-            assert!((4..=7).contains(&n));
+            // The arity parse_reserve allows: key, rate, capacity and up to three options
+            // (EXPANSION x, NONSCALING, LAYOUT l) in any order, a repeated one counting.
+            assert!((4..=9).contains(&n));
             assert!(p.error > 0.0 && p.error <= cbf::MAX_ERROR_RATE);
             assert!((1..=crate::core::bloom::MAX_CAPACITY).contains(&p.capacity));
             assert!(p.expansion <= crate::core::bloom::MAX_EXPANSION);
