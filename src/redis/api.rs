@@ -7,6 +7,7 @@
 
 use std::ffi::{c_char, c_int, c_long, c_longlong, c_void, CStr};
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
 use redis_module::raw;
 
@@ -23,6 +24,17 @@ macro_rules! api {
     };
 }
 pub(crate) use api;
+
+/// Whether the running command is trusted (see `Ctx::trusted`): unknown, no, yes.
+static TRUSTED: AtomicU8 = AtomicU8::new(TRUSTED_UNKNOWN);
+const TRUSTED_UNKNOWN: u8 = 0;
+const TRUSTED_NO: u8 = 1;
+const TRUSTED_YES: u8 = 2;
+
+/// Called before each command: its trust is read again when first asked.
+pub fn forget_trusted() {
+    TRUSTED.store(TRUSTED_UNKNOWN, Relaxed);
+}
 
 /// A command invocation's context.
 #[derive(Clone, Copy)]
@@ -103,8 +115,17 @@ impl Ctx {
     /// of truth: they are applied under the hard ceilings only, never refused by
     /// this server's (possibly lower) configured limits, so nothing is lost and
     /// replicas do not diverge.
+    ///
+    /// Read once per command (`RM_GetContextFlags` also computes the server's
+    /// memory state, a visible cost on one-item commands): the trampoline calls
+    /// [`forget_trusted`] before each command.
     pub fn trusted(&self) -> bool {
-        match api!(RedisModule_GetContextFlags) {
+        match TRUSTED.load(Relaxed) {
+            TRUSTED_NO => return false,
+            TRUSTED_YES => return true,
+            _ => {}
+        }
+        let trusted = match api!(RedisModule_GetContextFlags) {
             // SAFETY: valid context.
             Some(f) => {
                 let flags = unsafe { f(self.ptr) } as u32;
@@ -112,7 +133,9 @@ impl Ctx {
                     != 0
             }
             None => false,
-        }
+        };
+        TRUSTED.store(if trusted { TRUSTED_YES } else { TRUSTED_NO }, Relaxed);
+        trusted
     }
 
     pub fn reply_ok(&self) {

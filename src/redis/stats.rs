@@ -180,6 +180,7 @@ pub struct Meta {
 /// Before a command runs.
 pub fn before() {
     CHANGED.store(false, Relaxed);
+    super::api::forget_trusted();
 }
 
 /// After a command ran: the lookup counters and the keyspace event (the gauges
