@@ -18,7 +18,7 @@ mod common;
 use common::rdb::*;
 use common::redisbloom::*;
 use common::*;
-use redis::{Connection, Value};
+use redis::Connection;
 
 // ---------------------------------------------------------------------------------------------
 // Paths in
@@ -26,20 +26,13 @@ use redis::{Connection, Value};
 
 #[test]
 fn restore_of_redisbloom_dumps_answers_and_evolves_as_redisbloom() {
-    let Some(so) = redisbloom_so() else { return };
-    let rbs = start_redisbloom(&so);
-    let fbs = start_ferrobloom();
-    let (mut rb, mut fb) = (rbs.conn(), fbs.conn());
     let cases = all_cases();
-    build(&mut rb, &cases);
+    let Some((rbs, fbs)) = side_by_side(&cases) else {
+        return;
+    };
+    let (mut rb, mut fb) = (rbs.conn(), fbs.conn());
     for k in keys_of(&cases) {
-        let payload = dump(&mut rb, k.as_bytes());
-        let r: redis::RedisResult<Value> = redis::cmd("RESTORE")
-            .arg(k)
-            .arg(0)
-            .arg(payload.as_slice())
-            .query(&mut fb);
-        assert!(r.is_ok(), "RESTORE {k}: {r:?}");
+        restore(&mut fb, k, &dump(&mut rb, k.as_bytes()));
     }
     compare_all(&mut rb, &mut fb, &cases);
     evolve(&mut rb, &mut fb, &cases);
@@ -78,12 +71,11 @@ fn restore_of_redisbloom_dumps_answers_and_evolves_as_redisbloom() {
 
 #[test]
 fn redisbloom_scandump_loads_into_ferrobloom_and_back() {
-    let Some(so) = redisbloom_so() else { return };
-    let rbs = start_redisbloom(&so);
-    let fbs = start_ferrobloom();
-    let (mut rb, mut fb) = (rbs.conn(), fbs.conn());
     let cases = all_cases();
-    build(&mut rb, &cases);
+    let Some((rbs, fbs)) = side_by_side(&cases) else {
+        return;
+    };
+    let (mut rb, mut fb) = (rbs.conn(), fbs.conn());
     for c in &cases {
         let chunks = scandump(&mut rb, c.kind, &c.key);
         loadchunks(&mut fb, c.kind, &c.key, &chunks);
@@ -339,12 +331,11 @@ fn ferrobloom_replica_of_a_redisbloom_primary_stays_identical_and_takes_over() {
 
 #[test]
 fn migrate_from_redisbloom_moves_filters() {
-    let Some(so) = redisbloom_so() else { return };
-    let rbs = start_redisbloom(&so);
-    let fbs = start_ferrobloom();
-    let (mut rb, mut fb) = (rbs.conn(), fbs.conn());
     let cases = all_cases();
-    build(&mut rb, &cases);
+    let Some((rbs, fbs)) = side_by_side(&cases) else {
+        return;
+    };
+    let (mut rb, mut fb) = (rbs.conn(), fbs.conn());
     for k in keys_of(&cases) {
         let r: String = redis::cmd("MIGRATE")
             .arg("127.0.0.1")
@@ -366,12 +357,11 @@ fn migrate_from_redisbloom_moves_filters() {
 
 #[test]
 fn old_redisbloom_encodings_load_and_answer_as_redisbloom() {
-    let Some(so) = redisbloom_so() else { return };
-    let rbs = start_redisbloom(&so);
-    let fbs = start_ferrobloom();
-    let (mut rb, mut fb) = (rbs.conn(), fbs.conn());
     let cases = legacy_cases();
-    build(&mut rb, &cases);
+    let Some((rbs, fbs)) = side_by_side(&cases) else {
+        return;
+    };
+    let (mut rb, mut fb) = (rbs.conn(), fbs.conn());
     for c in &cases {
         restore(&mut fb, &c.key, c.payload.as_deref().unwrap());
     }

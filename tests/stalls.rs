@@ -293,6 +293,30 @@ fn config_set(con: &mut Connection, name: &str, value: &str) {
         .unwrap_or_else(|e| panic!("CONFIG SET {name} {value}: {e}"));
 }
 
+/// A filter type as clients send it: LOADCHUNK command, RDB type name.
+type Family = (&'static [u8], &'static str);
+const BLOOM: Family = (b"BF.LOADCHUNK", "MBbloom--");
+const CUCKOO: Family = (b"CF.LOADCHUNK", "MBbloomCF");
+
+/// The same filter through both client paths: `LOADCHUNK key 1 <header>`, and a
+/// RESTORE (into `r<key>`) of a payload with that header and `data`; each must
+/// answer `want` ("ok" or "error").
+fn both_paths(
+    con: &mut Connection,
+    (loadchunk, type_name): Family,
+    key: &str,
+    header: Vec<u8>,
+    data: Vec<Vec<u8>>,
+    want: &str,
+    what: &str,
+) {
+    let v = cmd_bytes(con, &[loadchunk, key.as_bytes(), b"1", &header]);
+    assert_eq!(ok_or_err(&v), want, "LOADCHUNK of {what}: {v:?}");
+    let p = payload(type_name, std::iter::once(header).chain(data).collect());
+    let v = cmd_bytes(con, &[b"RESTORE", format!("r{key}").as_bytes(), b"0", &p]);
+    assert_eq!(ok_or_err(&v), want, "RESTORE of {what}: {v:?}");
+}
+
 fn ok_or_err(v: &Value) -> &'static str {
     if *v == Value::Okay {
         "ok"
@@ -325,43 +349,24 @@ fn every_limit_applies_to_what_a_client_sends_at_the_boundary() {
         h
     };
     for (n, want) in [(3, "ok"), (4, "error")] {
-        let h = chain(n);
-        let key = format!("bf{n}");
-        let v = cmd_bytes(&mut con, &[b"BF.LOADCHUNK", key.as_bytes(), b"1", &h]);
-        assert_eq!(ok_or_err(&v), want, "BF.LOADCHUNK of {n} links: {v:?}");
-        let p = payload(
-            "MBbloom--",
-            std::iter::once(h)
-                .chain((0..n).map(|_| vec![0u8; 128]))
-                .collect(),
-        );
-        let v = cmd_bytes(
+        let data = vec![vec![0u8; 128]; n as usize];
+        let what = format!("{n} links");
+        both_paths(
             &mut con,
-            &[b"RESTORE", format!("r{key}").as_bytes(), b"0", &p],
+            BLOOM,
+            &format!("bf{n}"),
+            chain(n),
+            data,
+            want,
+            &what,
         );
-        assert_eq!(ok_or_err(&v), want, "RESTORE of {n} links: {v:?}");
     }
     // Cuckoo headers with 3 and 4 sub-filters.
     for (n, want) in [(3u32, "ok"), (4, "error")] {
+        let data = vec![vec![0u8; 8]; n as usize];
+        let what = format!("{n} sub-filters");
         let h = cuckoo_header(n, 4, 2);
-        let key = format!("cf{n}");
-        let v = cmd_bytes(&mut con, &[b"CF.LOADCHUNK", key.as_bytes(), b"1", &h]);
-        assert_eq!(
-            ok_or_err(&v),
-            want,
-            "CF.LOADCHUNK of {n} sub-filters: {v:?}"
-        );
-        let p = payload(
-            "MBbloomCF",
-            std::iter::once(h)
-                .chain((0..n).map(|_| vec![0u8; 8]))
-                .collect(),
-        );
-        let v = cmd_bytes(
-            &mut con,
-            &[b"RESTORE", format!("r{key}").as_bytes(), b"0", &p],
-        );
-        assert_eq!(ok_or_err(&v), want, "RESTORE of {n} sub-filters: {v:?}");
+        both_paths(&mut con, CUCKOO, &format!("cf{n}"), h, data, want, &what);
     }
     // max-filter-memory, exactly at and one byte under the formula's size: a Bloom
     // link of 8192 bytes is 32 + 64 + 8192; a cuckoo table of 8192 bytes is
@@ -369,19 +374,16 @@ fn every_limit_applies_to_what_a_client_sends_at_the_boundary() {
     for (cap, want) in [(32 + 64 + 8192, "ok"), (32 + 64 + 8191, "error")] {
         config_set(&mut con, "bf.max-filter-memory", &cap.to_string());
         let h = bloom_header(1000, 0, 8192 * 8);
-        let key = format!("mem{cap}");
-        let v = cmd_bytes(&mut con, &[b"BF.LOADCHUNK", key.as_bytes(), b"1", &h]);
-        assert_eq!(
-            ok_or_err(&v),
-            want,
-            "BF.LOADCHUNK under a cap of {cap}: {v:?}"
-        );
-        let p = payload("MBbloom--", vec![h, vec![0; 8192]]);
-        let v = cmd_bytes(
+        let what = format!("a cap of {cap}");
+        both_paths(
             &mut con,
-            &[b"RESTORE", format!("r{key}").as_bytes(), b"0", &p],
+            BLOOM,
+            &format!("mem{cap}"),
+            h,
+            vec![vec![0; 8192]],
+            want,
+            &what,
         );
-        assert_eq!(ok_or_err(&v), want, "RESTORE under a cap of {cap}: {v:?}");
     }
     for (cap, want) in [(40 + 16 + 8192, "ok"), (40 + 16 + 8191, "error")] {
         config_set(&mut con, "bf.max-filter-memory", &cap.max(4096).to_string());

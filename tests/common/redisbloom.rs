@@ -33,6 +33,15 @@ pub fn start_redisbloom(so: &PathBuf) -> Server {
         .start()
 }
 
+/// RedisBloom with `cases` built in it, beside an empty ferrobloom server; `None`
+/// (after the skip message) when RedisBloom is not available.
+pub fn side_by_side(cases: &[Case]) -> Option<(Server, Server)> {
+    let so = redisbloom_so()?;
+    let rbs = start_redisbloom(&so);
+    build(&mut rbs.conn(), cases);
+    Some((rbs, start_ferrobloom()))
+}
+
 /// ferrobloom with RedisBloom's unbounded link count (the matrix grows 40-link chains).
 pub fn ferrobloom_builder() -> ServerBuilder {
     Server::builder().args(&["--bf.bf-max-links", "1024"])
