@@ -43,27 +43,7 @@ pub fn show_args(args: &[&[u8]]) -> Vec<String> {
 
 /// Compact rendering of a reply (see the file doc).
 pub fn show(v: &Value) -> String {
-    let list = |items: &[Value]| items.iter().map(show).collect::<Vec<_>>().join(",");
-    match v {
-        Value::Nil => "nil".into(),
-        Value::Int(i) => i.to_string(),
-        Value::Boolean(b) => if *b { "#t" } else { "#f" }.into(),
-        Value::Okay => "+OK".into(),
-        Value::SimpleString(s) => format!("+{s}"),
-        Value::BulkString(b) => format!("{:?}", String::from_utf8_lossy(b)),
-        Value::ServerError(_) => format!("!{}", value_err_text(v).unwrap_or_default()),
-        Value::Array(a) => format!("[{}]", list(a)),
-        Value::Set(a) => format!("~[{}]", list(a)),
-        Value::Map(m) => format!(
-            "{{{}}}",
-            m.iter()
-                .map(|(k, v)| format!("{}:{}", show(k), show(v)))
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
-        Value::Double(d) => format!("{d}"),
-        other => format!("{other:?}"),
-    }
+    show_value(v, usize::MAX)
 }
 
 // Command runners. The plain ones take a command line split at spaces

@@ -239,11 +239,7 @@ pub fn binary_items() -> Vec<Vec<u8>> {
 /// Items never inserted anywhere: their answers pin the bits (false positives included).
 pub fn probes() -> Vec<Vec<u8>> {
     let mut v = text_items("probe:", 1500);
-    v.extend((0..200u32).map(|i| {
-        let mut p = b"probe\x00\xff".to_vec();
-        p.extend_from_slice(&i.to_le_bytes());
-        p
-    }));
+    v.extend(binary_probes());
     v
 }
 

@@ -82,28 +82,7 @@ pub fn raw<A: AsRef<[u8]>>(con: &mut Connection, args: &[A]) -> Value {
 
 /// Compact rendering of a reply (see the file doc).
 pub fn show(v: &Value) -> String {
-    let list = |items: &[Value]| items.iter().map(show).collect::<Vec<_>>().join(",");
-    match v {
-        Value::Nil => "nil".into(),
-        Value::Int(i) => i.to_string(),
-        Value::Boolean(b) => if *b { "#t" } else { "#f" }.into(),
-        Value::Okay => "+OK".into(),
-        Value::SimpleString(s) => format!("+{s}"),
-        Value::BulkString(b) if b.len() > 80 => format!("<{} bytes>", b.len()),
-        Value::BulkString(b) => format!("{:?}", String::from_utf8_lossy(b)),
-        Value::ServerError(_) => format!("!{}", value_err_text(v).unwrap_or_default()),
-        Value::Array(a) => format!("[{}]", list(a)),
-        Value::Set(a) => format!("~[{}]", list(a)),
-        Value::Map(m) => format!(
-            "{{{}}}",
-            m.iter()
-                .map(|(k, v)| format!("{}:{}", show(k), show(v)))
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
-        Value::Double(d) => format!("{d}"),
-        other => format!("{other:?}"),
-    }
+    show_value(v, 80)
 }
 
 pub fn words(line: &str) -> Vec<&str> {
@@ -541,11 +520,7 @@ pub fn find<'a>(set: &'a mut [Tracked], key: &[u8]) -> &'a mut Tracked {
 /// Never-inserted items: their answers pin the fingerprints (false positives included).
 pub fn probes() -> Vec<Vec<u8>> {
     let mut v = names("probe:", 3000);
-    v.extend((0..200u32).map(|i| {
-        let mut p = b"probe\x00\xff".to_vec();
-        p.extend_from_slice(&i.to_le_bytes());
-        p
-    }));
+    v.extend(binary_probes());
     v
 }
 

@@ -87,6 +87,45 @@ fn python_bin() -> String {
 /// `FERROBLOOM_PEER_<NAME>` (e.g. `FERROBLOOM_PEER_REDISBLOOM`) overrides the path; the
 /// default is the peers cache (`FERROBLOOM_PEERS`, else `$HOME/.cache/ferrobloom-peers`).
 /// `None` when the file is not there: a test that needs it says so and skips.
+/// A reply as compact comparable text, keeping every type distinction the tests
+/// care about: `1` integer, `#t`/`#f` boolean, `nil`, `+OK`/`+text` simple string,
+/// `"text"` bulk string (`<n bytes>` above `max_bulk` bytes), `!text` error (also
+/// inside arrays), `[a,b]` array, `~[a]` set, `{k:v}` map, `0.5` double.
+pub fn show_value(v: &Value, max_bulk: usize) -> String {
+    let show = |x: &Value| show_value(x, max_bulk);
+    let list = |items: &[Value]| items.iter().map(show).collect::<Vec<_>>().join(",");
+    match v {
+        Value::Nil => "nil".into(),
+        Value::Int(i) => i.to_string(),
+        Value::Boolean(b) => if *b { "#t" } else { "#f" }.into(),
+        Value::Okay => "+OK".into(),
+        Value::SimpleString(s) => format!("+{s}"),
+        Value::BulkString(b) if b.len() > max_bulk => format!("<{} bytes>", b.len()),
+        Value::BulkString(b) => format!("{:?}", String::from_utf8_lossy(b)),
+        Value::ServerError(_) => format!("!{}", value_err_text(v).unwrap_or_default()),
+        Value::Array(a) => format!("[{}]", list(a)),
+        Value::Set(a) => format!("~[{}]", list(a)),
+        Value::Map(m) => format!(
+            "{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{}:{}", show(k), show(v)))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        Value::Double(d) => format!("{d}"),
+        other => format!("{other:?}"),
+    }
+}
+
+/// 200 never-added binary items (NUL and 0xff bytes), for the probe sets.
+pub fn binary_probes() -> impl Iterator<Item = Vec<u8>> {
+    (0..200u32).map(|i| {
+        let mut p = b"probe\x00\xff".to_vec();
+        p.extend_from_slice(&i.to_le_bytes());
+        p
+    })
+}
+
 /// Which server the tests run against (`REDIS_SERVER`): features and small
 /// differences are asserted per server, never skipped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
