@@ -77,16 +77,20 @@ pub fn reserve(ctx: Ctx, args: Args) -> CmdResult {
 
 /// Opens the key for an insert command, creating the filter when missing and
 /// allowed. Returns the parameters it was created with, if it was.
+/// `create_with` gives the parameters of a filter to create when the key is
+/// missing (`None`: NOCREATE); it is only called then.
 fn open_for_insert(
     ctx: Ctx,
     key: &mut Key,
-    create_with: Option<CuckooParams>,
+    create_with: impl FnOnce() -> Result<Option<CuckooParams>, CmdError>,
 ) -> Result<Option<CuckooParams>, CmdError> {
-    match (key.state(&CUCKOO), create_with) {
-        (KeyState::WrongType, _) => Err(e::WRONG_TYPE.into()),
-        (KeyState::Found, _) => Ok(None),
-        (KeyState::Missing, None) => Err(e::NOT_FOUND.into()),
-        (KeyState::Missing, Some(p)) => create(ctx, key, &p).map(|()| Some(p)),
+    match key.state(&CUCKOO) {
+        KeyState::WrongType => Err(e::WRONG_TYPE.into()),
+        KeyState::Found => Ok(None),
+        KeyState::Missing => match create_with()? {
+            None => Err(e::NOT_FOUND.into()),
+            Some(p) => create(ctx, key, &p).map(|()| Some(p)),
+        },
     }
 }
 
@@ -156,10 +160,12 @@ fn add_one(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
         return Err(CmdError::WrongArity);
     }
     check_items(ctx, &args, 2)?;
-    let d = cuckoo_defaults();
     let name = key_name(&args)?;
     let mut key = Key::open(ctx, name, true);
-    let created = open_for_insert(ctx, &mut key, Some(d.params(d.capacity, None)?))?;
+    let created = open_for_insert(ctx, &mut key, || {
+        let d = cuckoo_defaults();
+        d.params(d.capacity, None).map(Some)
+    })?;
     let f = key.existing(&CUCKOO)?;
     check_expansions(ctx, f)?;
     let r = insert_one(InsertLimits::of(ctx, f), f, &f.hash(args.bytes(2)), nx);
@@ -183,7 +189,7 @@ fn insert_many(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
     check_items(ctx, &args, a.items_from)?;
     let name = key_name(&args)?;
     let mut key = Key::open(ctx, name, true);
-    let created = open_for_insert(ctx, &mut key, a.create)?;
+    let created = open_for_insert(ctx, &mut key, || Ok(a.create))?;
     let f = key.existing(&CUCKOO)?;
     check_expansions(ctx, f)?;
     let resp3 = ctx.is_resp3();
