@@ -154,9 +154,9 @@ pub fn fastrange(x: u64, n: u64) -> u64 {
 /// How many items ahead a batch hashes and prefetches (enough to cover a DRAM
 /// miss with the work of the items in between: on a 137 MB blocked filter,
 /// contains with prefetch took 56 ns/item at 8 ahead, 31 at 16, 29 at 32; in
-/// Redis, BF.MEXISTS on a full 100M-item classic filter took 137 server ns/item
-/// at 16 ahead and 127 at 24, with 1M and 10M unchanged; 32 was slower at 10M).
-pub const LOOKAHEAD: usize = 24;
+/// Redis, BF.MEXISTS on a full 100M-item classic filter took 123 server ns/item
+/// at 16 ahead and 141 at 24, and 24 was slower at 1M and 10M too).
+pub const LOOKAHEAD: usize = 16;
 
 /// Hashes a batch of items [`LOOKAHEAD`] items ahead of their use, calling a
 /// prefetch hook on each hash as it is computed, so the cache misses of

@@ -374,16 +374,41 @@ impl CuckooFilter {
     /// slot. On failure the swaps are undone in reverse order (no path is
     /// stored: `alt` is an involution and the victim position depends only on
     /// `(bucket, n)`), so the table is byte-identical to before.
+    ///
+    /// Filters of ferrobloom's layout first search breadth-first
+    /// ([`bfs_place`]) for the shortest chain of moves that frees a slot in
+    /// bucket i1 or i2, over up to `4 · max_iterations` buckets (at most
+    /// [`BFS_MAX`]), and only walk when that finds none. RedisBloom's walk alone
+    /// fails (and grows the filter) well below the load cuckoo hashing can
+    /// reach: with bucket size 2 and 20 steps at 56-62% of the slots (the
+    /// larger the table, the earlier); the search fills a table further before
+    /// it grows, so a filter holds more items per byte and a lookup checks
+    /// fewer sub-filters. Filters of RedisBloom's layout keep its walk exactly.
     pub(super) fn kick(&mut self, lo: u64, fp: u32) -> bool {
         let l = self.layout;
         let iters = u64::from(self.max_iterations);
         let b = l.bucket_size;
+        let rb = self.rb;
         let Some(sub) = self.subs.last_mut() else {
             return false;
         };
         let mask = sub.mask();
         let mut bucket = lo & mask;
         let mut cur = fp;
+        if !rb {
+            let nodes = (4 * iters as usize).clamp(2, BFS_MAX);
+            if bfs_place(
+                sub,
+                &l,
+                bucket,
+                (bucket ^ alt_hash(fp)) & mask,
+                fp,
+                mask,
+                nodes,
+            ) {
+                return true;
+            }
+        }
         for n in 0..iters {
             let slot = bucket
                 .wrapping_mul(b)
@@ -531,4 +556,89 @@ impl CuckooFilter {
         }
         true
     }
+}
+
+/// Most buckets a breadth-first insertion search visits.
+pub(super) const BFS_MAX: usize = 256;
+
+/// Breadth-first insertion (cuckoo hashing's shortest eviction path): explores
+/// the buckets the occupants of i1 and i2 could move to, then theirs, up to
+/// `nodes` buckets; at the first bucket found with an empty slot it moves each
+/// fingerprint of the chain one step (from the end, so no fingerprint is ever
+/// outside its two candidate buckets) and puts `fp` in the freed slot of i1 or
+/// i2. Returns false, with nothing changed, when no chain is found. A bucket
+/// already on a node's chain is not queued below it, so a chain never passes a
+/// bucket twice (other branches may repeat it: rare, and harmless). A bucket is
+/// prefetched when queued and read when its turn comes, so the cache misses of
+/// one level overlap.
+fn bfs_place(
+    sub: &mut SubFilter,
+    l: &Layout,
+    i1: u64,
+    i2: u64,
+    fp: u32,
+    mask: u64,
+    nodes: usize,
+) -> bool {
+    /// No parent: a root (i1 or i2, both full).
+    const ROOT: usize = usize::MAX;
+    // (bucket, index of the parent node, slot of the parent whose occupant
+    // moves into this bucket)
+    let mut q = [(0u64, ROOT, 0u64); BFS_MAX];
+    let nodes = nodes.clamp(2, BFS_MAX);
+    let mut n = 1;
+    q[0] = (i1, ROOT, 0);
+    if i2 != i1 {
+        q[1] = (i2, ROOT, 0);
+        n = 2;
+    }
+    let bs = l.bucket_size;
+    let mut head = 0;
+    while let Some(&(bucket, parent, _)) = q.get(head).filter(|_| head < n) {
+        if parent != ROOT {
+            if let Some(empty) = sub.find(l, bucket, 0) {
+                // Walk the chain back to its root, moving each parent's
+                // occupant into the slot just freed below it.
+                let (mut free, mut at) = (empty, head);
+                while let Some(&(_, parent, from)) = q.get(at) {
+                    if parent == ROOT {
+                        sub.set(l, free, fp);
+                        return true;
+                    }
+                    let moving = sub.get(l, from);
+                    sub.set(l, free, moving);
+                    free = from;
+                    at = parent;
+                }
+                return false;
+            }
+        }
+        let first = bucket.wrapping_mul(bs);
+        for p in 0..bs {
+            let slot = first.wrapping_add(p);
+            let other = (bucket ^ alt_hash(sub.get(l, slot))) & mask;
+            if n < nodes && other != bucket && !on_chain(&q, head, other) {
+                sub.prefetch_bucket(l, other);
+                if let Some(e) = q.get_mut(n) {
+                    *e = (other, head, slot);
+                    n += 1;
+                }
+            }
+        }
+        head += 1;
+    }
+    false
+}
+
+/// Whether `bucket` is node `at` or one of its ancestors (a chain is at most a
+/// few nodes long: the queue holds at most [`BFS_MAX`] nodes, each with two or
+/// more children).
+fn on_chain(q: &[(u64, usize, u64)], mut at: usize, bucket: u64) -> bool {
+    while let Some(&(b, parent, _)) = q.get(at) {
+        if b == bucket {
+            return true;
+        }
+        at = parent;
+    }
+    false
 }

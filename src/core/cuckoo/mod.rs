@@ -2,11 +2,12 @@
 //!
 //! A filter is a chain of sub-filters ("cuckoo tables"). Sub-filter `i` has
 //! `base_buckets * expansion^i` buckets of `bucket_size` slots; a slot holds an
-//! `fp_bits`-wide fingerprint, `0` meaning "empty". The shape, the insertion and
-//! kick-out order, the delete rule and the growth rule follow RedisBloom
-//! (spec §6.4); the hash, the fingerprint width, the kick-out victim position
-//! (a fixed hash instead of a cycle, see `victim_pos`), the bounded
-//! incremental compaction and the on-disk header are our own.
+//! `fp_bits`-wide fingerprint, `0` meaning "empty". The shape, the insertion
+//! order, the delete rule and the growth rule follow RedisBloom (spec §6.4);
+//! the hash, the fingerprint width, the breadth-first search an insert makes
+//! before kicking out (`filter::bfs_place`), the kick-out victim position (a
+//! fixed hash instead of a cycle, see `victim_pos`), the bounded incremental
+//! compaction and the on-disk header are our own.
 //!
 //! # Hashing scheme
 //!

@@ -889,3 +889,32 @@ fn redisbloom_deletes_compact_at_once() {
         assert!(f.contains(&f.hash(i.as_bytes())), "{i} lost by compaction");
     }
 }
+
+#[test]
+fn breadth_first_search_fills_a_table_before_it_grows() {
+    // The load at which a table first grows: ferrobloom's breadth-first search
+    // against RedisBloom's walk (same shape, bucket size 2, 20 iterations).
+    let load_at_growth = |p: CuckooParams| {
+        let mut f = CuckooFilter::new(&p, NOCAP).unwrap();
+        let slots = f.total_slots();
+        let mut inserted = Vec::new();
+        for i in 0..slots {
+            let h = f.hash(&key(9, i));
+            f.insert(&h, 8, NOCAP).unwrap();
+            if f.num_filters() > 1 {
+                break;
+            }
+            inserted.push(h);
+        }
+        for h in &inserted {
+            assert!(f.contains(h));
+        }
+        check_occupancy(&f);
+        inserted.len() as f64 / slots as f64
+    };
+    let ours = load_at_growth(params(1 << 17, 2, 1, 8));
+    let walk = load_at_growth(rb_params(1 << 17, 2, 1));
+    eprintln!("load at growth: search {ours:.3}, walk {walk:.3}");
+    assert!(ours >= 0.75, "{ours}");
+    assert!(ours >= walk + 0.1, "{ours} vs {walk}");
+}
