@@ -146,3 +146,43 @@ fn a_replica_with_a_lower_limit_applies_what_its_primary_accepted() {
         Value::Int(1)
     );
 }
+
+#[test]
+fn a_server_made_replica_at_runtime_applies_its_primary_and_limits_its_clients_again_after() {
+    // The module reads trust from the server's role and loading events: a server
+    // that becomes a replica by REPLICAOF (not at startup) must apply what its
+    // primary accepted, and hold its clients to its limit once promoted.
+    let primary = Server::start();
+    let s = Server::builder()
+        .config("bf.max-item-size", &["16"])
+        .start();
+    let long = vec![b'x'; 1000];
+    let mut sc = s.conn();
+    assert_eq!(
+        err_text(cmd(&mut sc, &[b"BF.ADD", b"bf", &long])),
+        too_large(1000, 16)
+    );
+    let port = primary.port().to_string();
+    exec::<()>(&mut sc, &["REPLICAOF", "127.0.0.1", &port]).unwrap();
+    primary.wait_for_sync(&s);
+    let mut pc = primary.conn();
+    assert_eq!(
+        cmd(&mut pc, &[b"BF.ADD", b"bf", &long]).unwrap(),
+        Value::Int(1)
+    );
+    assert_eq!(
+        cmd(&mut pc, &[b"CF.INSERT", b"cf", b"ITEMS", &long, b"short"]).unwrap(),
+        Value::Array(vec![Value::Int(1), Value::Int(1)])
+    );
+    primary.wait_for_offset(&s);
+    assert_eq!(primary.digest(), s.digest());
+    exec::<()>(&mut sc, &["REPLICAOF", "NO", "ONE"]).unwrap();
+    assert_eq!(
+        err_text(cmd(&mut sc, &[b"CF.ADD", b"cf", &long])),
+        too_large(1000, 16)
+    );
+    assert_eq!(
+        cmd(&mut sc, &[b"CF.EXISTS", b"cf", b"short"]).unwrap(),
+        Value::Int(1)
+    );
+}

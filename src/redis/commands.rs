@@ -31,9 +31,8 @@ fn run(
     let c = Ctx { ptr: ctx };
     // SAFETY: Redis passes argc valid strings that outlive the call.
     let args = unsafe { Args::from_raw(argv, argc) };
-    // Borrowed (no allocation) unless the name is not UTF-8; only logged on a panic.
-    let name = String::from_utf8_lossy(args.bytes(0));
-    let result = guard(&name, Err(CmdError::Text(INTERNAL_ERROR)), || {
+    // Static (no per-command work); only logged on a panic.
+    let result = guard(meta.name, Err(CmdError::Text(INTERNAL_ERROR)), || {
         stats::before();
         let r = h(c, args);
         stats::after(c, &args, meta, r.is_ok());
@@ -66,10 +65,33 @@ macro_rules! trampoline {
                 write: $write,
                 lookups: $lookups,
                 event: event_name(stringify!($name)),
+                name: {
+                    const BYTES: [u8; stringify!($name).len()] = command_name(stringify!($name));
+                    match std::str::from_utf8(&BYTES) {
+                        Ok(n) => n,
+                        Err(_) => stringify!($name),
+                    }
+                },
             };
             run(ctx, argv, argc, $handler, &META)
         }
     };
+}
+
+/// `bf_add` -> `BF.ADD`, at compile time (the name a contained panic logs).
+const fn command_name<const N: usize>(fn_name: &str) -> [u8; N] {
+    let b = fn_name.as_bytes();
+    let mut out = [0u8; N];
+    let mut i = 0;
+    while i < N && i < b.len() {
+        out[i] = if b[i] == b'_' {
+            b'.'
+        } else {
+            b[i].to_ascii_uppercase()
+        };
+        i += 1;
+    }
+    out
 }
 
 /// `bf_add` -> `bf.add`, at compile time (the keyspace event of the command).

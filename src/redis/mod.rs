@@ -31,6 +31,7 @@ pub fn on_load(ctx: *mut raw::RedisModuleCtx, args: &[&[u8]]) -> Result<(), Stri
     config::register(ctx)?;
     commands::register(ctx)?;
     info::register(ctx);
+    api::watch_trust(ctx);
     api::log(
         ctx,
         c"notice",

@@ -220,6 +220,8 @@ pub struct Meta {
     pub lookups: Option<bool>,
     /// The keyspace event (the command's name in lower case).
     pub event: &'static CStr,
+    /// The handler's name (`bf_add`), for the log line of a contained panic.
+    pub name: &'static str,
 }
 
 /// Before a command runs.
