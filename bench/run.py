@@ -314,6 +314,18 @@ def redis_benchmark(port, cmd, clients, pipeline, n, keyspace):
     return float(rows[-1]["rps"]), float(rows[-1]["p50_latency_ms"])
 
 
+def redisbloom_variant(variants):
+    """The Bloom variant RedisBloom's rows pair with: the plain (or classic) one, as
+    RedisBloom has one layout."""
+    return next((v for v, x in variants if not x or x == ["LAYOUT", "classic"]), None)
+
+
+def in_turn(targets, k):
+    """The targets of measurement `k`, the first of them alternating with `k` (so
+    neither module always runs first)."""
+    return targets if k % 2 == 0 else targets[::-1]
+
+
 def usec_per_call(c, name):
     """Server-side µs per call of a command since the last CONFIG RESETSTAT."""
     st = cmdstat(c, name.split()[0])
@@ -328,8 +340,7 @@ def part_one_item(args, env):
     rb = Server(a, "one-item-rb", module=a.redisbloom) if a.redisbloom else None
     rc = rb.client() if rb else None
     cmds = one_item_commands(a.bf_variants)
-    # RedisBloom has one layout: its rows pair with the plain (or classic) Bloom variant.
-    rb_variant = next((v for v, x in a.bf_variants if not x or x == ["LAYOUT", "classic"]), None)
+    rb_variant = redisbloom_variant(a.bf_variants)
     rb_names = {f"BF.ADD [{rb_variant}]" if rb_variant else "BF.ADD": "BF.ADD bf __rand_int__",
                 f"BF.EXISTS [{rb_variant}]" if rb_variant else "BF.EXISTS": "BF.EXISTS bf __rand_int__"}
     res = {"clients": a.clients, "keyspace": a.keyspace, "rounds": a.rounds, "commands": cmds,
@@ -370,9 +381,7 @@ def part_one_item(args, env):
                     targets = [("ferrobloom", srv, c, cmd)]
                     if rc and (name.startswith("CF.") or name in rb_names):
                         targets.append(("redisbloom", rb, rc, rb_names.get(name, cmd)))
-                    if rnd % 2:
-                        targets.reverse()
-                    for module, server, client, command in targets:
+                    for module, server, client, command in in_turn(targets, rnd):
                         client.config_resetstat()
                         t = time.perf_counter()
                         rps, p50 = redis_benchmark(server.port, command, a.clients, p, n, keyspace)
@@ -544,8 +553,7 @@ def part_batch(args, env):
     res = {"batch_items": bsz, "calls": a.batch_calls, "rounds": a.rounds, "error": 0.01,
            "variants": a.bf_variants, "redisbloom": bool(rb), "fill_fraction": a.batch_fill,
            "rows": [], "memref": []}
-    # RedisBloom has one layout: its rows pair with the plain (or classic) Bloom variant.
-    rb_variant = next((v for v, x in a.bf_variants if not x or x == ["LAYOUT", "classic"]), None)
+    rb_variant = redisbloom_variant(a.bf_variants)
     try:
         for cap in a.batch_capacities:
             c.flushall()
@@ -577,9 +585,7 @@ def part_batch(args, env):
                 tenth = min(start * 10 // max(fill, 1), 9)
                 for label, cmd, key, rbk in fills:
                     order = [("fb", srv.port, c, key)] + ([("rb", rb.port, rc, rbk)] if rbk else [])
-                    if k % 2:
-                        order.reverse()
-                    for m, port, client, kk in order:
+                    for m, port, client, kk in in_turn(order, k):
                         _, usec = timed_send(port, client, cmd, kk, batches)
                         acc = tenths[(label, m)][tenth]
                         acc[0] += usec
@@ -613,9 +619,7 @@ def part_batch(args, env):
                         absent = items(b"x%d:" % rnd, i * bsz, bsz - bsz // 2)
                         batches.append([x for pair in zip(pres, absent) for x in pair])
                     order = [("fb", srv.port, c, key)] + ([("rb", rb.port, rc, rbk)] if rbk else [])
-                    if rnd % 2:
-                        order.reverse()
-                    for m, port, client, kk in order:
+                    for m, port, client, kk in in_turn(order, rnd):
                         calls, usec = timed_send(port, client, cmd, kk, batches)
                         samples[(label, m)][1].append(usec * 1000.0 / (calls * bsz))
             # The reference, measured now (same run), on buffers of the filters' sizes.
