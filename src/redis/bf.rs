@@ -4,6 +4,7 @@
 
 use super::api::{Args, Ctx, Key, KeyState, Lookup};
 use super::config::{bloom_defaults, bloom_limits, max_item_bytes};
+use super::membership;
 use super::types::BLOOM;
 use crate::cmd::bf::{format_g, parse_insert, parse_reserve, CreateParams, InfoField};
 use crate::cmd::errors::{self as e, bloom as map_err, CmdError, Op};
@@ -22,7 +23,8 @@ impl<'a> ArgList<'a> for Args<'a> {
     }
 }
 
-fn key_name(args: &Args) -> Result<*mut redis_module::raw::RedisModuleString, CmdError> {
+/// The key argument (argv\[1\]) of every BF and CF command.
+pub fn key_name(args: &Args) -> Result<*mut redis_module::raw::RedisModuleString, CmdError> {
     args.raw(1).ok_or(CmdError::WrongArity)
 }
 
@@ -235,37 +237,12 @@ pub fn insert(ctx: Ctx, args: Args) -> CmdResult {
 
 /// BF.EXISTS key item
 pub fn exists(ctx: Ctx, args: Args) -> CmdResult {
-    if args.len() != 3 {
-        return Err(CmdError::WrongArity);
-    }
-    check_items(ctx, &args, 2)?;
-    let mut key = Key::open(ctx, key_name(&args)?, false);
-    let present = key
-        .present(&BLOOM)
-        .is_some_and(|c| c.contains(&c.hash(args.bytes(2))));
-    ctx.reply_bool(present);
-    Ok(())
+    membership::exists(ctx, args, &BLOOM)
 }
 
 /// BF.MEXISTS key item [item ...]
 pub fn mexists(ctx: Ctx, args: Args) -> CmdResult {
-    if args.len() < 3 {
-        return Err(CmdError::WrongArity);
-    }
-    check_items(ctx, &args, 2)?;
-    let mut key = Key::open(ctx, key_name(&args)?, false);
-    ctx.reply_array(args.len() - 2);
-    match key.present(&BLOOM) {
-        Some(chain) => {
-            let scheme = chain.scheme();
-            let mut ahead = HashAhead::new(args.iter_from(2), |i| scheme.bloom(i));
-            while let Some(h) = ahead.next_with(|h| chain.prefetch(h)) {
-                ctx.reply_bool(chain.contains(&h));
-            }
-        }
-        None => (2..args.len()).for_each(|_| ctx.reply_bool(false)),
-    }
-    Ok(())
+    membership::mexists(ctx, args, &BLOOM)
 }
 
 fn info_value(ctx: Ctx, c: &BloomChain, f: InfoField) {

@@ -3,8 +3,9 @@
 //! replication of implicit creation, trampolines).
 
 use super::api::{Args, Ctx, Key, KeyState};
-use super::bf::{check_items, CmdResult};
+use super::bf::{check_items, key_name, CmdResult};
 use super::config::{cf_max_filters, cuckoo_defaults, max_filter_bytes};
+use super::membership;
 use super::types::CUCKOO;
 use crate::cmd::cf::{parse_insert, parse_position, parse_reserve};
 use crate::cmd::errors::{self as e, cuckoo as map_err, CmdError, Op};
@@ -15,10 +16,6 @@ use crate::core::hash::HashAhead;
 /// one slot each). A larger filter is compacted over several calls, so one call
 /// never stalls the server; the pass resumes where it stopped (and is persisted).
 pub const COMPACT_BUDGET: u64 = 1 << 20;
-
-fn key_name(args: &Args) -> Result<*mut redis_module::raw::RedisModuleString, CmdError> {
-    args.raw(1).ok_or(CmdError::WrongArity)
-}
 
 /// Creates a filter in a missing key.
 fn create(ctx: Ctx, key: &mut Key, p: &CuckooParams) -> CmdResult {
@@ -245,37 +242,12 @@ pub fn insertnx(ctx: Ctx, args: Args) -> CmdResult {
 
 /// CF.EXISTS key item
 pub fn exists(ctx: Ctx, args: Args) -> CmdResult {
-    if args.len() != 3 {
-        return Err(CmdError::WrongArity);
-    }
-    check_items(ctx, &args, 2)?;
-    let mut key = Key::open(ctx, key_name(&args)?, false);
-    let present = key
-        .present(&CUCKOO)
-        .is_some_and(|f| f.contains(&f.hash(args.bytes(2))));
-    ctx.reply_bool(present);
-    Ok(())
+    membership::exists(ctx, args, &CUCKOO)
 }
 
 /// CF.MEXISTS key item [item ...]
 pub fn mexists(ctx: Ctx, args: Args) -> CmdResult {
-    if args.len() < 3 {
-        return Err(CmdError::WrongArity);
-    }
-    check_items(ctx, &args, 2)?;
-    let mut key = Key::open(ctx, key_name(&args)?, false);
-    ctx.reply_array(args.len() - 2);
-    match key.present(&CUCKOO) {
-        Some(f) => {
-            let rb = f.is_redisbloom();
-            let mut ahead = HashAhead::new(args.iter_from(2), |i| hash_for(rb, i));
-            while let Some(h) = ahead.next_with(|h| f.prefetch(h)) {
-                ctx.reply_bool(f.contains(&h));
-            }
-        }
-        None => (2..args.len()).for_each(|_| ctx.reply_bool(false)),
-    }
-    Ok(())
+    membership::mexists(ctx, args, &CUCKOO)
 }
 
 /// CF.COUNT key item

@@ -10,6 +10,7 @@ pub mod commands;
 pub mod config;
 pub mod guard;
 pub mod info;
+pub mod membership;
 pub mod stats;
 pub mod types;
 

@@ -1,0 +1,87 @@
+//! EXISTS and MEXISTS, written once for both filter types: open the key for
+//! reading, hash (MEXISTS: [`HashAhead`] hashes a window of items ahead and
+//! prefetches their cache lines), reply one boolean per item; a missing key
+//! answers 0 for every item.
+
+use super::api::{Args, Ctx, Key, ModuleType};
+use super::bf::{check_items, key_name, CmdResult};
+use super::types::FilterValue;
+use crate::cmd::errors::CmdError;
+use crate::core::bloom::BloomChain;
+use crate::core::cuckoo::{hash_for, CuckooFilter};
+use crate::core::hash::HashAhead;
+
+/// What a lookup needs of a filter.
+pub trait Probe: FilterValue {
+    type Hash: Copy;
+    /// The filter's item hashing, detached from the filter (batches hash ahead).
+    fn hasher(&self) -> impl Fn(&[u8]) -> Self::Hash;
+    fn prefetch(&self, h: &Self::Hash);
+    fn contains(&self, h: &Self::Hash) -> bool;
+}
+
+impl Probe for BloomChain {
+    type Hash = crate::core::hash::ItemHash;
+    fn hasher(&self) -> impl Fn(&[u8]) -> Self::Hash {
+        let scheme = self.scheme();
+        move |i| scheme.bloom(i)
+    }
+    #[inline]
+    fn prefetch(&self, h: &Self::Hash) {
+        BloomChain::prefetch(self, h)
+    }
+    #[inline]
+    fn contains(&self, h: &Self::Hash) -> bool {
+        BloomChain::contains(self, h)
+    }
+}
+
+impl Probe for CuckooFilter {
+    type Hash = crate::core::cuckoo::CuckooHash;
+    fn hasher(&self) -> impl Fn(&[u8]) -> Self::Hash {
+        let rb = self.is_redisbloom();
+        move |i| hash_for(rb, i)
+    }
+    #[inline]
+    fn prefetch(&self, h: &Self::Hash) {
+        CuckooFilter::prefetch(self, h)
+    }
+    #[inline]
+    fn contains(&self, h: &Self::Hash) -> bool {
+        CuckooFilter::contains(self, h)
+    }
+}
+
+/// BF.EXISTS / CF.EXISTS key item
+pub fn exists<T: Probe>(ctx: Ctx, args: Args, ty: &ModuleType<T>) -> CmdResult {
+    if args.len() != 3 {
+        return Err(CmdError::WrongArity);
+    }
+    check_items(ctx, &args, 2)?;
+    let mut key = Key::open(ctx, key_name(&args)?, false);
+    let present = key
+        .present(ty)
+        .is_some_and(|f| f.contains(&f.hasher()(args.bytes(2))));
+    ctx.reply_bool(present);
+    Ok(())
+}
+
+/// BF.MEXISTS / CF.MEXISTS key item [item ...]
+pub fn mexists<T: Probe>(ctx: Ctx, args: Args, ty: &ModuleType<T>) -> CmdResult {
+    if args.len() < 3 {
+        return Err(CmdError::WrongArity);
+    }
+    check_items(ctx, &args, 2)?;
+    let mut key = Key::open(ctx, key_name(&args)?, false);
+    ctx.reply_array(args.len() - 2);
+    match key.present(ty) {
+        Some(f) => {
+            let mut ahead = HashAhead::new(args.iter_from(2), f.hasher());
+            while let Some(h) = ahead.next_with(|h| f.prefetch(h)) {
+                ctx.reply_bool(f.contains(&h));
+            }
+        }
+        None => (2..args.len()).for_each(|_| ctx.reply_bool(false)),
+    }
+    Ok(())
+}
