@@ -28,6 +28,7 @@ pub mod process;
 pub mod rdb;
 pub mod redisbloom;
 pub mod rng;
+pub mod workload;
 
 use std::collections::HashMap;
 use std::env;
