@@ -486,6 +486,25 @@ pub fn bloom_payload(encver: u64, options: u64, links: Vec<Vec<Field>>) -> Vec<u
     module_dump("MBbloom--", encver, &f)
 }
 
+/// Slot bytes of a hand-built cuckoo sub-filter: every third slot holds a
+/// fingerprint (1-255, varied by `seed`), the others are empty.
+fn old_slots(n: usize, seed: usize) -> Vec<u8> {
+    (0..n)
+        .map(|j| {
+            if j % 3 == 0 {
+                ((j * 37 + seed * 11) % 255 + 1) as u8
+            } else {
+                0
+            }
+        })
+        .collect()
+}
+
+/// How many slots [`old_slots`] fills.
+fn filled(n: usize) -> u64 {
+    n.div_ceil(3) as u64
+}
+
 /// RedisBloom's older encoding versions (0-3), built by hand following the old
 /// writers' field orders (RedisBloom 2.8.2 still reads them), with further writes
 /// that grow them (32-bit hashing and power-of-two links included).
@@ -532,6 +551,37 @@ pub fn legacy_cases() -> Vec<Case> {
         ),
         // Cuckoo before version 4: no deletes/bucket size/iterations/expansion, and
         // every sub-filter has the base bucket count.
+        // Versions 0 and 1 (same field order as 2 and 3), with fingerprints already in
+        // the slots: a third of them filled, so some probes land on them.
+        (
+            "cf:v0",
+            Kind::Cuckoo,
+            module_dump(
+                "MBbloomCF",
+                0,
+                &[
+                    Field::U(1),
+                    Field::U(16),
+                    Field::U(filled(32)),
+                    Field::S(old_slots(32, 1)),
+                ],
+            ),
+        ),
+        (
+            "cf:v1",
+            Kind::Cuckoo,
+            module_dump(
+                "MBbloomCF",
+                1,
+                &[
+                    Field::U(2),
+                    Field::U(32),
+                    Field::U(2 * filled(64)),
+                    Field::S(old_slots(64, 2)),
+                    Field::S(old_slots(64, 3)),
+                ],
+            ),
+        ),
         (
             "cf:v2",
             Kind::Cuckoo,
