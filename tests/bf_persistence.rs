@@ -397,6 +397,21 @@ fn dump_restore_into_new_keys_and_other_servers() {
         );
     }
 
+    // ferrobloom's previous encoding (version 5, before the hash scheme was recorded)
+    // still loads, and answers as the filter it was saved from.
+    config_set(&mut con, "rdbcompression", "no");
+    let mut v5 = 0;
+    for f in &fs.list {
+        let Some(payload) = as_version5(&dump(&mut con, &f.key)) else {
+            continue;
+        };
+        let dst = [b"v5:".as_slice(), &f.key].concat();
+        assert_eq!(restore(&mut con, &dst, &payload).ok(), Some(Value::Okay));
+        assert_same_key(&mut con, &f.key, &dst, &f.items, "RESTORE of version 5");
+        v5 += 1;
+    }
+    assert!(v5 >= 3, "{v5} filters went through version 5");
+
     // RESTORE ... REPLACE over another filter and over a string.
     let payload = dump(&mut con, EXP1);
     let r: Value = redis::cmd("RESTORE")

@@ -208,6 +208,20 @@ impl ModulePayload {
     }
 }
 
+/// The same value in ferrobloom's previous RDB encoding (version 5: no scheme field),
+/// from an uncompressed DUMP (`rdbcompression no`) of a filter with ferrobloom's hashing;
+/// `None` for a filter with RedisBloom's hashing, which version 5 cannot describe.
+pub fn as_version5(dump: &[u8]) -> Option<Vec<u8>> {
+    let mut p = ModulePayload::parse(dump);
+    assert_eq!(p.module_id & 1023, 6, "a version 6 payload");
+    if p.scheme != Some(0) {
+        return None;
+    }
+    p.scheme = None;
+    p.module_id = (p.module_id & !1023) | 5;
+    Some(p.encode())
+}
+
 /// Appends the RDB version and a correct CRC64.
 pub fn seal(mut body: Vec<u8>, rdb_version: [u8; 2]) -> Vec<u8> {
     body.extend_from_slice(&rdb_version);
