@@ -67,7 +67,7 @@ impl Words {
     }
 
     #[inline(always)]
-    fn words_mut(&mut self) -> &mut [u64] {
+    pub(crate) fn words_mut(&mut self) -> &mut [u64] {
         // SAFETY: as in `words`, with unique access through `&mut self`.
         unsafe { std::slice::from_raw_parts_mut(self.lines.as_mut_ptr() as *mut u64, self.len) }
     }

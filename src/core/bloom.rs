@@ -50,6 +50,7 @@ use super::bits::{AllocError, Line, Words, LINE_BITS};
 use super::hash::{fastrange, HashScheme, ItemHash};
 
 mod encoding;
+mod merge;
 mod redisbloom;
 pub(crate) use encoding::Reader;
 #[cfg(test)]
@@ -57,6 +58,7 @@ use encoding::HEADER_FIXED;
 pub use encoding::{
     HEADER_MAGIC, HEADER_VERSION, LAYOUT_BLOCKED, LAYOUT_CLASSIC, LAYOUT_REDISBLOOM,
 };
+pub use merge::{hash_alike, MergeError, MergePlan};
 pub use redisbloom::{RbChain, RB_MAX_HASHES};
 
 /// `ln(2)` as RedisBloom writes it (one digit short of `f64::consts::LN_2`; the

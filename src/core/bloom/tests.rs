@@ -1,7 +1,7 @@
 use super::*;
 
 /// splitmix64: a tiny deterministic generator for fixed-seed tests.
-pub(crate) struct SplitMix(u64);
+pub(crate) struct SplitMix(pub(crate) u64);
 
 impl SplitMix {
     pub(crate) fn next(&mut self) -> u64 {
