@@ -15,6 +15,8 @@ Parts (select with --parts, comma-separated; default all, in this order):
   core         examples/bench_core.rs: ns per add/contains by filter size, hashing cost
   accuracy     examples/bench_accuracy.rs: FPR and bits/item (Bloom, cuckoo)
   persistence  SAVE and restart-load time of a 1 GiB filter vs a 1 GiB string
+  merge        BF.MERGE of two filters of random bits (16 MiB to 1 GiB each), into a new key
+               and into an existing filter: server time and GB/s of bytes touched
 The summary is rebuilt from every <part>.json present, so re-running one part
 (e.g. `make bench BENCH_ARGS="--parts batch"`) refreshes the summary too.
 
@@ -54,7 +56,7 @@ import redis
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-PARTS = ["one_item", "batch", "core", "accuracy", "persistence"]
+PARTS = ["one_item", "batch", "core", "accuracy", "persistence", "merge"]
 MiB = 1 << 20
 GiB = 1 << 30
 
@@ -1078,6 +1080,105 @@ def plot_persistence(res, plt, path):
 # --------------------------------------------------------------------------- summary
 
 
+# --------------------------------------------------------------------------- part 6
+
+
+def load_random_filter(c, key, capacity, layout, pool, chunk=16 * MiB):
+    """`BF.RESERVE key 0.01 capacity LAYOUT layout`, its bits replaced by random bytes
+    (LOADCHUNK of its own SCANDUMP header, then the chunks). Returns the data bytes."""
+    c.execute_command("BF.RESERVE", "tmp:" + key, 0.01, capacity, "LAYOUT", layout)
+    _, header = c.execute_command("BF.SCANDUMP", "tmp:" + key, 0)
+    c.delete("tmp:" + key, key)
+    c.execute_command("BF.LOADCHUNK", key, 1, header)
+    link_bytes = [int(f.split(b"bytes:")[1].split()[0]) for f in c.execute_command("BF.DEBUG", key)[1:]]
+    off, k = 0, 0
+    for lb in link_bytes:
+        end = off + lb
+        while off < end:
+            n = min(chunk, end - off)
+            c.execute_command("BF.LOADCHUNK", key, off + n + 1, pool[k % len(pool)][:n])
+            off += n
+            k += 1
+    return sum(link_bytes)
+
+
+def slowlog_usec(c, name):
+    """Server microseconds of the last `name` command in the SLOWLOG (threshold 0)."""
+    for e in c.slowlog_get(32):
+        cmd = e["command"]
+        cmd = cmd.decode() if isinstance(cmd, bytes) else cmd
+        if cmd.upper().startswith(name):
+            return e["duration"]
+    raise RuntimeError(f"{name} not in the SLOWLOG")
+
+
+def part_merge(args, env):
+    a = args
+    sizes = [int(x) * MiB for x in a.merge_mib.split(",")]
+    res = {"rounds": a.rounds, "rows": []}
+    srv = Server(a, "merge", extra=["--slowlog-log-slower-than", "0", "--slowlog-max-len", "128",
+                                    "--bf.merge-max-bytes", str(64 * GiB)])
+    try:
+        c = srv.client()
+        pool = random_chunks(4, 16 * MiB)
+        import math
+        for layout in ("classic", "blocked"):
+            for size in sizes:
+                bpe = abs(math.log(0.005)) / 0.480453013918201
+                cap = max(1000, int(size * 8 / bpe))
+                c.flushall()
+                data = load_random_filter(c, "a", cap, layout, pool)
+                load_random_filter(c, "b", cap, layout, pool[1:] + pool[:1])
+                check_module_allocator(c, 2 * data)
+                for case, cmd, touched in (("new key", ("BF.MERGE", "d", 2, "a", "b"), 3 * data),
+                                           ("into a source", ("BF.MERGE", "a", 2, "a", "b"), 2 * data)):
+                    usecs = []
+                    for _ in range(a.rounds):
+                        c.delete("d")
+                        c.slowlog_reset()
+                        c.execute_command(*cmd)
+                        usecs.append(slowlog_usec(c, "BF.MERGE"))
+                    res["rows"].append({"layout": layout, "data_bytes": data, "case": case,
+                                        "touched": touched, "usec": usecs,
+                                        "gbps": [touched / u / 1e3 for u in usecs]})
+                    log(f"  {layout} {fmt_bytes(data)} {case}: {med(usecs) / 1e3:.1f} ms, "
+                        f"{touched / med(usecs) / 1e3:.2f} GB/s")
+                c.flushall()
+    finally:
+        srv.close()
+    return res
+
+
+def render_merge(res):
+    rows = [[r["layout"], fmt_bytes(r["data_bytes"]), r["case"], fmt_bytes(r["touched"]),
+             spread([u / 1e3 for u in r["usec"]], lambda x: f"{x:.1f}"),
+             spread(r["gbps"], lambda x: f"{x:.2f}")] for r in res["rows"]]
+    return ("`BF.MERGE` of two filters of random bits (`BF.RESERVE` sized to each size, its bits "
+            "replaced by random `BF.LOADCHUNK`s), `bf.merge-max-bytes` raised out of the way. "
+            "\"new key\": `BF.MERGE d 2 a b` (allocates d, reads a and b: 3x the data touched); "
+            "\"into a source\": `BF.MERGE a 2 a b` (reads b, reads and writes a: 2x). Server time "
+            f"from the SLOWLOG (threshold 0), {res['rounds']} round(s), min/median/max; GB/s = bytes "
+            "touched / server time.\n\n"
+            + table(["layout", "each filter", "merge", "bytes touched", "server ms", "GB/s"], rows))
+
+
+def plot_merge(res, plt, path):
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for layout in sorted({r["layout"] for r in res["rows"]}):
+        for case in sorted({r["case"] for r in res["rows"]}):
+            rs = [r for r in res["rows"] if r["layout"] == layout and r["case"] == case]
+            ax.plot([r["data_bytes"] / MiB for r in rs], [med(r["gbps"]) for r in rs], marker="o",
+                    label=f"{layout}, {case}")
+    ax.set_xscale("log")
+    ax.set_xlabel("each filter (MiB)")
+    ax.set_ylabel("GB/s of bytes touched")
+    ax.set_title("BF.MERGE throughput")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def summary(outdir):
     def load(part):
         p = os.path.join(outdir, part + ".json")
@@ -1174,6 +1275,13 @@ def summary(outdir):
             rows.append([f"persistence: SAVE of a {fmt_bytes(f[0]['data_bytes'])} filter ÷ same-size string",
                          f"{rs:.2f}", "(reported)", "-"])
             rows.append(["persistence: restart-load of the filter ÷ string", f"{rl:.2f}", "(reported)", "-"])
+    me = load("merge")
+    if me:
+        rs = me["result"]["rows"]
+        if rs:
+            worst = min(med(r["gbps"]) for r in rs)
+            rows.append(["BF.MERGE: GB/s of bytes touched (slowest size and layout, median)",
+                         f"{worst:.2f}", "(reported)", "-"])
     lines.append(table(["target", "measured ratio", "target ratio", "status"], rows))
     lines.append("")
     for part in PARTS:
@@ -1238,6 +1346,8 @@ def main():
     g = ap.add_argument_group("persistence")
     g.add_argument("--persist-bytes", type=int, default=GiB)
     g.add_argument("--persist-rounds", type=int, default=1)
+    g = ap.add_argument_group("merge")
+    g.add_argument("--merge-mib", default="16,128,512,1024", help="size of each merged filter, MiB")
     a = ap.parse_args()
     a.pipelines = [int(x) for x in a.pipelines.split(",")]
     a.bf_variants = [(v.split(":", 1)[0].strip(), v.split(":", 1)[1].split() if ":" in v else [])
@@ -1250,6 +1360,7 @@ def main():
         a.core_sizes, a.core_ops, a.hash_ops = "16K,4M", 100_000, 200_000
         a.acc_capacity, a.acc_probes, a.cf_slots = 100_000, 100_000, 1 << 14
         a.persist_bytes = 64 * MiB
+        a.merge_mib = "16,64"
     a.module = os.path.abspath(a.module)
     if a.redisbloom and not os.path.exists(a.redisbloom):
         log(f"RedisBloom not found at {a.redisbloom}: measured without it")
@@ -1275,11 +1386,11 @@ def main():
     titles = {"one_item": "One-item commands vs RedisBloom 2.8.2 (and SET/GET)",
               "batch": "Batch commands vs RedisBloom 2.8.2",
               "core": "Core microbenchmarks", "accuracy": "Accuracy and memory",
-              "persistence": "Persistence: SAVE and load"}
+              "persistence": "Persistence: SAVE and load", "merge": "BF.MERGE"}
     runners = {"one_item": part_one_item, "batch": part_batch, "core": part_core,
-               "accuracy": part_accuracy, "persistence": part_persistence}
+               "accuracy": part_accuracy, "persistence": part_persistence, "merge": part_merge}
     renderers = {"one_item": render_one_item, "batch": render_batch, "core": render_core,
-                 "accuracy": render_accuracy, "persistence": render_persistence}
+                 "accuracy": render_accuracy, "persistence": render_persistence, "merge": render_merge}
     t_all = time.perf_counter()
     for p in parts:
         log(f"== {p}")
@@ -1300,7 +1411,7 @@ def main():
                 else:
                     pngs = [p + ".png"]
                     {"one_item": plot_one_item, "batch": plot_batch, "core": plot_core,
-                     "persistence": plot_persistence}[p](result, plt, os.path.join(a.out, pngs[0]))
+                     "persistence": plot_persistence, "merge": plot_merge}[p](result, plt, os.path.join(a.out, pngs[0]))
                 md += "\n" + "\n".join(f"![{p}]({x})" for x in pngs) + "\n"
             except Exception as e:  # a plot must never lose the tables
                 log(f"plot for {p} failed: {e!r}")

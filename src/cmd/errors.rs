@@ -2,7 +2,7 @@
 //! (spec 2.4): the text after the `-`, with `ERR ` only where RedisBloom sends it.
 //! Core errors are mapped here, per the kind of operation that met them.
 
-use crate::core::bloom::BloomError;
+use crate::core::bloom::{BloomError, MergeError};
 use crate::core::cuckoo::CuckooError;
 
 /// A command's error reply.
@@ -116,6 +116,42 @@ pub const CF_INVALID_POSITION: &str = "Invalid position";
 pub const CF_INVALID_HEADER: &str = "Invalid header";
 pub const CF_CANNOT_CREATE: &str = "Couldn't create filter!";
 pub const CF_CANNOT_LOAD_CHUNK: &str = "Couldn't load chunk!";
+
+// BF.MERGE (ferrobloom's extension).
+pub const MERGE_BAD_NUMKEYS: &str = "ERR numkeys must be a positive integer";
+pub const MERGE_NUMKEYS_MISMATCH: &str = "ERR numkeys does not match the number of sources";
+pub const MERGE_NO_MEMORY: &str = "ERR Insufficient memory to merge";
+/// A merge above `bf.merge-max-bytes`.
+pub fn merge_too_large(touched: u64, max: u64) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR merge would touch {touched} bytes, above bf.merge-max-bytes ({max})"
+    ))
+}
+
+/// Maps a refused merge to its reply. `position` turns the core's source index
+/// into the source's 1-based position on the command line.
+pub fn merge(e: &MergeError, position: impl Fn(usize) -> usize) -> CmdError {
+    let who = |input: &Option<usize>| match input {
+        Some(i) => format!("source {}", position(*i)),
+        None => "the destination".to_string(),
+    };
+    match e {
+        MergeError::Unmergeable { input, why } => {
+            CmdError::Owned(format!("ERR cannot merge {}: {why}", who(input)))
+        }
+        MergeError::Incompatible { input, what, link } => CmdError::Owned(match link {
+            Some(l) => format!(
+                "ERR incompatible filters: {} differs in the {what} of sub-filter {}",
+                who(input),
+                l + 1
+            ),
+            None => format!("ERR incompatible filters: {} differs in {what}", who(input)),
+        }),
+        MergeError::Bloom(BloomError::MemoryCap) => BF_MEMORY_CAP.into(),
+        MergeError::Bloom(BloomError::MaxLinks) => BF_MAX_LINKS.into(),
+        MergeError::Bloom(_) => MERGE_NO_MEMORY.into(),
+    }
+}
 
 /// What a command was doing when the core refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -13,7 +13,7 @@ use redis_module::raw;
 
 use super::api::{api, Args, Ctx};
 use super::guard::guard;
-use super::{bf, cf, stats};
+use super::{bf, cf, merge, stats};
 use crate::cmd::CmdError;
 
 type Handler = fn(Ctx, Args) -> Result<(), CmdError>;
@@ -102,6 +102,7 @@ const fn event_name(fn_name: &'static str) -> &'static CStr {
         b"bf_madd" => c"bf.madd",
         b"bf_insert" => c"bf.insert",
         b"bf_loadchunk" => c"bf.loadchunk",
+        b"bf_merge" => c"bf.merge",
         b"cf_reserve" => c"cf.reserve",
         b"cf_add" => c"cf.add",
         b"cf_addnx" => c"cf.addnx",
@@ -129,6 +130,7 @@ trampoline!(bf_card, bf::card, R);
 trampoline!(bf_scandump, bf::scandump, R);
 trampoline!(bf_loadchunk, bf::loadchunk, W);
 trampoline!(bf_debug, bf::debug, R);
+trampoline!(bf_merge, merge::merge, W);
 trampoline!(cf_reserve, cf::reserve, W);
 trampoline!(cf_add, cf::add, W);
 trampoline!(cf_addnx, cf::addnx, W);
@@ -150,6 +152,9 @@ enum Access {
     Read,
     Update,
     Create,
+    /// BF.MERGE: a destination read and written (argv\[1\]), then `numkeys`
+    /// (argv\[2\]) sources read.
+    Merge,
 }
 
 /// One documented argument (COMMAND DOCS).
@@ -435,6 +440,29 @@ static SPECS: &[Spec] = &[
         args: &[KEY],
     },
     Spec {
+        name: c"bf.merge",
+        func: bf_merge,
+        flags: c"write deny-oom",
+        arity: -4,
+        access: Access::Merge,
+        summary: c"Merges Bloom filters into a destination filter: the union of their items (ferrobloom extension)",
+        complexity: c"O(b), where b is the number of bytes of the sources and the result",
+        since: c"1.0.0",
+        tips: None,
+        args: &[
+            Arg {
+                name: c"destination",
+                ..KEY
+            },
+            arg(c"numkeys", INTEGER),
+            Arg {
+                name: c"source",
+                flags: MULTIPLE,
+                ..KEY
+            },
+        ],
+    },
+    Spec {
         name: c"cf.reserve",
         func: cf_reserve,
         flags: c"write deny-oom",
@@ -613,15 +641,18 @@ static SPECS: &[Spec] = &[
 
 /// Builds a zero-terminated, leaked array of command args (Redis keeps
 /// pointers into it for the server's lifetime).
+/// The n-th key argument refers to the n-th key spec.
 fn build_args(defs: &[Arg]) -> *mut raw::RedisModuleCommandArg {
     let mut v: Vec<raw::RedisModuleCommandArg> = Vec::with_capacity(defs.len() + 1);
+    let mut keys = 0;
     for d in defs {
         // SAFETY: an all-zero RedisModuleCommandArg is valid (null pointers, 0s).
         let mut a: raw::RedisModuleCommandArg = unsafe { std::mem::zeroed() };
         a.name = d.name.as_ptr();
         a.type_ = d.kind;
         a.key_spec_index = if d.kind == raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY {
-            0
+            keys += 1;
+            keys - 1
         } else {
             -1
         };
@@ -644,6 +675,7 @@ fn key_specs(access: Access) -> *mut raw::RedisModuleCommandKeySpec {
         Access::Read => raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS,
         Access::Update => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE,
         Access::Create => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_INSERT,
+        Access::Merge => return merge_key_specs(),
     };
     // SAFETY: all-zero key specs are valid; the second one terminates the array.
     let mut specs: [raw::RedisModuleCommandKeySpec; 2] = unsafe { std::mem::zeroed() };
@@ -654,6 +686,32 @@ fn key_specs(access: Access) -> *mut raw::RedisModuleCommandKeySpec {
     specs[0].fk.range.lastkey = 0;
     specs[0].fk.range.keystep = 1;
     specs[0].fk.range.limit = 0;
+    Box::leak(Box::new(specs)).as_mut_ptr()
+}
+
+/// BF.MERGE's keys, as PFMERGE and ZUNIONSTORE declare theirs: the destination
+/// (RW, read and inserted into, like PFMERGE's), then the `numkeys` sources
+/// (RO) found through argv\[2\], so a Cluster answers CROSSSLOT for keys of
+/// several slots.
+fn merge_key_specs() -> *mut raw::RedisModuleCommandKeySpec {
+    // SAFETY: all-zero key specs are valid; the third one terminates the array.
+    let mut specs: [raw::RedisModuleCommandKeySpec; 3] = unsafe { std::mem::zeroed() };
+    specs[0].flags = u64::from(
+        raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_ACCESS | raw::REDISMODULE_CMD_KEY_INSERT,
+    );
+    specs[0].begin_search_type = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
+    specs[0].bs.index.pos = 1;
+    specs[0].find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
+    specs[0].fk.range.lastkey = 0;
+    specs[0].fk.range.keystep = 1;
+    specs[0].fk.range.limit = 0;
+    specs[1].flags = u64::from(raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS);
+    specs[1].begin_search_type = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
+    specs[1].bs.index.pos = 2;
+    specs[1].find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_KEYNUM;
+    specs[1].fk.keynum.keynumidx = 0;
+    specs[1].fk.keynum.firstkey = 1;
+    specs[1].fk.keynum.keystep = 1;
     Box::leak(Box::new(specs)).as_mut_ptr()
 }
 

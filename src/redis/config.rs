@@ -70,7 +70,25 @@ pub static MAX_ITEM_SIZE: Numeric = Numeric {
     ..Numeric::new(c"max-item-size", 1 << 20, 1, 512 << 20)
 };
 
-static NUMERICS: [&Numeric; 10] = [
+/// Most bytes one BF.MERGE may touch (the sources' bit arrays plus the
+/// result's; a memory config). The default keeps the worst case under 100 ms of
+/// server time: see docs/performance.md, "BF.MERGE".
+pub static MERGE_MAX_BYTES: Numeric = Numeric {
+    memory: true,
+    ..Numeric::new(c"merge-max-bytes", 64 << 20, 1, i64::MAX)
+};
+
+/// Most bytes a BF.MERGE may touch; none for trusted writes (replication and
+/// AOF replay apply what the primary accepted).
+pub fn merge_max_bytes(trusted: bool) -> u64 {
+    if trusted {
+        u64::MAX
+    } else {
+        MERGE_MAX_BYTES.get() as u64
+    }
+}
+
+static NUMERICS: [&Numeric; 11] = [
     &BF_INITIAL_SIZE,
     &BF_EXPANSION,
     &BF_MAX_LINKS,
@@ -81,6 +99,7 @@ static NUMERICS: [&Numeric; 10] = [
     &CF_MAX_EXPANSIONS,
     &MAX_FILTER_MEMORY,
     &MAX_ITEM_SIZE,
+    &MERGE_MAX_BYTES,
 ];
 
 /// A floating-point config, registered as a string config (module configs have
@@ -469,6 +488,7 @@ pub fn apply_module_args(args: &[&[u8]]) -> Result<(), String> {
             "cf_max_expansions" | "cf-max-expansions" => {
                 set_checked(&CF_MAX_EXPANSIONS, value).ok_or_else(bad)?
             }
+            "merge-max-bytes" => set_checked(&MERGE_MAX_BYTES, value).ok_or_else(bad)?,
             _ => return Err(format!("unknown module argument: {lname}")),
         }
     }
@@ -572,7 +592,7 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
         ctx,
         c"notice",
         &format!(
-            "ferrobloom configs: bf-layout {} bf-error-rate {} bf-initial-size {} bf-expansion-factor {} bf-max-links {} max-filter-memory {} max-item-size {} cf-max-expansions {} cf-error-rate {}",
+            "ferrobloom configs: bf-layout {} bf-error-rate {} bf-initial-size {} bf-expansion-factor {} bf-max-links {} max-filter-memory {} max-item-size {} merge-max-bytes {} cf-max-expansions {} cf-error-rate {}",
             bf_layout().name(),
             bf_error_rate(),
             BF_INITIAL_SIZE.get(),
@@ -580,6 +600,7 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
             BF_MAX_LINKS.get(),
             MAX_FILTER_MEMORY.get(),
             MAX_ITEM_SIZE.get(),
+            MERGE_MAX_BYTES.get(),
             CF_MAX_EXPANSIONS.get(),
             CF_ERROR_RATE.get()
         ),
@@ -605,6 +626,13 @@ mod tests {
         assert_eq!(bf_error_rate(), 0.25, "clamped like RedisBloom");
         assert_eq!(BF_INITIAL_SIZE.get(), 1000);
         assert!(apply_module_args(&[b"ERROR_RATE", b"0.01", b"INITIAL_SIZE", b"100"]).is_ok());
+        assert!(apply_module_args(&[b"merge-max-bytes", b"0"]).is_err());
+        assert!(apply_module_args(&[b"MERGE-MAX-BYTES", b"-5"]).is_err());
+        assert!(apply_module_args(&[b"merge-max-bytes", b"1gb"]).is_err());
+        assert!(apply_module_args(&[b"merge-max-bytes", b"1048576"]).is_ok());
+        assert_eq!(merge_max_bytes(false), 1 << 20);
+        assert_eq!(merge_max_bytes(true), u64::MAX);
+        assert!(apply_module_args(&[b"merge-max-bytes", b"67108864"]).is_ok());
         assert_eq!(bloom_defaults().error, 0.01);
     }
 }

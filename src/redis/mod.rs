@@ -11,6 +11,7 @@ pub mod config;
 pub mod guard;
 pub mod info;
 pub mod membership;
+pub mod merge;
 pub mod stats;
 pub mod types;
 

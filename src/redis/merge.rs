@@ -1,0 +1,97 @@
+//! BF.MERGE destination numkeys source [source ...]: the union of Bloom
+//! filters (ferrobloom's extension; the core is `core::bloom::merge`).
+//!
+//! Every check happens before anything changes: arity and numkeys, each source
+//! (missing: `ERR not found`; another type: WRONGTYPE), the destination's type,
+//! compatibility, `bf.merge-max-bytes`, the memory cap and the allocations.
+//! A source listed twice is read once; the destination listed as a source is
+//! merged in place (OR with itself changes nothing). The result depends only on
+//! the filters' contents (a missing destination takes the first source's
+//! parameters, no configured default), so the command replicates verbatim;
+//! replicas and AOF replay apply it without the limits, as every trusted write.
+
+use std::collections::HashSet;
+
+use super::api::{Args, Ctx, Key, KeyState};
+use super::bf::CmdResult;
+use super::config::{bloom_limits, merge_max_bytes};
+use super::types::BLOOM;
+use crate::cmd::errors::{self as e, CmdError};
+use crate::cmd::merge::{parse_merge, FIRST_SOURCE};
+use crate::core::bloom::{BloomChain, MergeError};
+
+/// BF.MERGE destination numkeys source [source ...]
+pub fn merge(ctx: Ctx, args: Args) -> CmdResult {
+    let count = parse_merge(&args)?;
+    let dest_name = args.raw(1).ok_or(CmdError::WrongArity)?;
+    let dest_bytes = args.bytes(1);
+    let mut dest = Key::open(ctx, dest_name, true);
+    let dest_state = dest.state(&BLOOM);
+    // The sources other than the destination, each once, in order, with their
+    // 1-based position on the command line.
+    let mut keys: Vec<(usize, Key)> = Vec::new();
+    let mut seen: HashSet<&[u8]> = HashSet::new();
+    for pos in 1..=count {
+        let i = FIRST_SOURCE + pos - 1;
+        let name = args.bytes(i);
+        if name == dest_bytes {
+            match dest_state {
+                KeyState::Found => continue,
+                KeyState::Missing => return Err(e::NOT_FOUND.into()),
+                KeyState::WrongType => return Err(e::WRONG_TYPE.into()),
+            }
+        }
+        if !seen.insert(name) {
+            continue;
+        }
+        let mut key = Key::open(ctx, args.raw(i).ok_or(CmdError::WrongArity)?, false);
+        match key.state(&BLOOM) {
+            KeyState::Found => keys.push((pos, key)),
+            KeyState::Missing => return Err(e::NOT_FOUND.into()),
+            KeyState::WrongType => return Err(e::WRONG_TYPE.into()),
+        }
+    }
+    if dest_state == KeyState::WrongType {
+        return Err(e::WRONG_TYPE.into());
+    }
+    let positions: Vec<usize> = keys.iter().map(|(p, _)| *p).collect();
+    let position = |i: usize| positions.get(i).copied().unwrap_or(0);
+    let mut sources: Vec<&BloomChain> = Vec::new();
+    for (_, key) in keys.iter_mut() {
+        sources.push(key.existing(&BLOOM)?);
+    }
+    let trusted = ctx.trusted();
+    let limits = bloom_limits(trusted);
+    let refuse = |err: MergeError| e::merge(&err, position);
+    match dest_state {
+        KeyState::Found => {
+            let d = dest.existing(&BLOOM)?;
+            let plan = BloomChain::merge_plan(Some(d), &sources).map_err(refuse)?;
+            check_bound(plan.touched, trusted)?;
+            if !sources.is_empty() {
+                d.merge_from(&sources, &limits).map_err(refuse)?;
+                ctx.replicate_verbatim();
+            }
+        }
+        _ => {
+            let plan = BloomChain::merge_plan(None, &sources).map_err(refuse)?;
+            check_bound(plan.touched, trusted)?;
+            let chain = BloomChain::merged(&sources, &limits).map_err(refuse)?;
+            if !dest.set(&BLOOM, Box::new(chain)) {
+                return Err(e::BF_COULD_NOT_CREATE.into());
+            }
+            ctx.replicate_verbatim();
+        }
+    }
+    ctx.reply_ok();
+    Ok(())
+}
+
+/// Refuses a merge that touches more than `bf.merge-max-bytes`.
+fn check_bound(touched: u64, trusted: bool) -> CmdResult {
+    let max = merge_max_bytes(trusted);
+    if touched > max {
+        return Err(e::merge_too_large(touched, max));
+    }
+    Ok(())
+}
