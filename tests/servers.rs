@@ -55,7 +55,7 @@ fn acl_categories_where_the_server_has_them() {
             .arg("cuckoo")
             .query(&mut con)
             .unwrap();
-        assert_eq!(bloom.len(), 11, "{bloom:?}");
+        assert_eq!(bloom.len(), 12, "{bloom:?}");
         assert!(bloom.iter().all(|c| c.starts_with("bf.")));
         assert_eq!(cuckoo.len(), 14, "{cuckoo:?}");
         assert!(cuckoo.iter().all(|c| c.starts_with("cf.")));

@@ -81,6 +81,7 @@ const MODULE_COMMANDS: &[&str] = &[
     "bf.scandump",
     "bf.loadchunk",
     "bf.debug",
+    "bf.merge",
     "cf.reserve",
     "cf.add",
     "cf.addnx",
@@ -312,6 +313,25 @@ impl Gen {
             4..=6 => self.r.below(1 << 26).to_string().into_bytes(),
             _ => number(&mut self.r),
         }
+    }
+
+    /// BF.MERGE over hostile keys: a right or wrong numkeys, 1-3 sources (the
+    /// destination among them at times).
+    fn bf_merge(&mut self) -> Vec<Vec<u8>> {
+        let dest = self.key();
+        let n = 1 + self.r.below(3) as usize;
+        let mut sources: Vec<Vec<u8>> = (0..n).map(|_| self.key()).collect();
+        if self.r.one_in(4) {
+            sources[0] = dest.clone();
+        }
+        let numkeys = match self.r.below(8) {
+            0 => number(&mut self.r),
+            1 => (n + 1).to_string().into_bytes(),
+            _ => n.to_string().into_bytes(),
+        };
+        let mut a = vec![b"BF.MERGE".to_vec(), dest, numkeys];
+        a.extend(sources);
+        a
     }
 
     fn bf_reserve(&mut self) -> Vec<Vec<u8>> {
@@ -628,7 +648,8 @@ impl Gen {
             26 => vec![b"BF.CARD".to_vec(), self.key()],
             27 | 28 => vec![b"BF.SCANDUMP".to_vec(), self.key(), self.iterator()],
             29..=33 => self.loadchunk(0),
-            34 => vec![b"BF.DEBUG".to_vec(), self.key()],
+            34 if self.r.one_in(2) => vec![b"BF.DEBUG".to_vec(), self.key()],
+            34 => self.bf_merge(),
             35..=38 => self.cf_reserve(),
             39..=42 => self.key_item("CF.ADD"),
             43 | 44 => self.key_item("CF.ADDNX"),

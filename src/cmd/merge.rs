@@ -40,7 +40,16 @@ mod tests {
         assert_eq!(p("BF.MERGE d 3 a b a"), Ok(3));
         assert_eq!(p("BF.MERGE d 1"), Err(CmdError::WrongArity));
         assert_eq!(p("BF.MERGE d"), Err(CmdError::WrongArity));
-        for bad in ["0", "-1", "x", "01", "1.0", " 1", "", "99999999999999999999"] {
+        for bad in [
+            "0",
+            "-1",
+            "x",
+            "01",
+            "1.0",
+            " 1",
+            "",
+            "99999999999999999999",
+        ] {
             assert_eq!(
                 p(&format!("BF.MERGE d {bad} a")),
                 Err(e::MERGE_BAD_NUMKEYS.into()),

@@ -442,7 +442,7 @@ static SPECS: &[Spec] = &[
     Spec {
         name: c"bf.merge",
         func: bf_merge,
-        flags: c"write deny-oom",
+        flags: c"write deny-oom getkeys-api",
         arity: -4,
         access: Access::Merge,
         summary: c"Merges Bloom filters into a destination filter: the union of their items (ferrobloom extension)",
@@ -697,7 +697,9 @@ fn merge_key_specs() -> *mut raw::RedisModuleCommandKeySpec {
     // SAFETY: all-zero key specs are valid; the third one terminates the array.
     let mut specs: [raw::RedisModuleCommandKeySpec; 3] = unsafe { std::mem::zeroed() };
     specs[0].flags = u64::from(
-        raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_ACCESS | raw::REDISMODULE_CMD_KEY_INSERT,
+        raw::REDISMODULE_CMD_KEY_RW
+            | raw::REDISMODULE_CMD_KEY_ACCESS
+            | raw::REDISMODULE_CMD_KEY_INSERT,
     );
     specs[0].begin_search_type = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
     specs[0].bs.index.pos = 1;

@@ -11,8 +11,11 @@
 //! replicas and AOF replay apply it without the limits, as every trusted write.
 
 use std::collections::HashSet;
+use std::ffi::c_int;
 
-use super::api::{Args, Ctx, Key, KeyState};
+use redis_module::raw;
+
+use super::api::{api, Args, Ctx, Key, KeyState};
 use super::bf::CmdResult;
 use super::config::{bloom_limits, merge_max_bytes};
 use super::types::BLOOM;
@@ -20,8 +23,36 @@ use crate::cmd::errors::{self as e, CmdError};
 use crate::cmd::merge::{parse_merge, FIRST_SOURCE};
 use crate::core::bloom::{BloomChain, MergeError};
 
+/// Answers a key-position request (the command is registered `getkeys-api`):
+/// the destination and every source. Redis 7.0's Cluster finds a module
+/// command's keys only this way (its key specs serve COMMAND GETKEYS), so
+/// without it a BF.MERGE across slots would run instead of answering CROSSSLOT.
+/// Returns whether this call was such a request.
+fn key_positions(ctx: Ctx, args: &Args) -> bool {
+    let (Some(is_request), Some(key_at)) = (
+        api!(RedisModule_IsKeysPositionRequest),
+        api!(RedisModule_KeyAtPos),
+    ) else {
+        return false;
+    };
+    // SAFETY: the command's own context.
+    if unsafe { is_request(ctx.ptr) } == 0 {
+        return false;
+    }
+    for pos in std::iter::once(1).chain(FIRST_SOURCE..args.len()) {
+        if pos < args.len() {
+            // SAFETY: as above; `pos` is an argument index.
+            unsafe { key_at(ctx.ptr, pos as c_int) };
+        }
+    }
+    true
+}
+
 /// BF.MERGE destination numkeys source [source ...]
 pub fn merge(ctx: Ctx, args: Args) -> CmdResult {
+    if key_positions(ctx, &args) {
+        return Ok(());
+    }
     let count = parse_merge(&args)?;
     let dest_name = args.raw(1).ok_or(CmdError::WrongArity)?;
     let dest_bytes = args.bytes(1);

@@ -171,9 +171,7 @@ impl BloomChain {
                         }
                     }
                     None => {
-                        shapes
-                            .try_reserve(1)
-                            .map_err(|_| BloomError::AllocFailed)?;
+                        shapes.try_reserve(1).map_err(|_| BloomError::AllocFailed)?;
                         shapes.push(l.shape);
                     }
                 }
@@ -474,7 +472,10 @@ mod tests {
             fill(&mut a, 1, 0, 500);
             fill(&mut b, 2, 0, 20_000);
             fill(&mut d, 3, 0, 5_000);
-            assert_eq!((a.links().len(), b.links().len(), d.links().len()), (1, 5, 3));
+            assert_eq!(
+                (a.links().len(), b.links().len(), d.links().len()),
+                (1, 5, 3)
+            );
             let limits = Limits::default();
             let m = BloomChain::merged(&[&a, &b], &limits).unwrap();
             assert_eq!(m.links().len(), 5);
@@ -587,15 +588,18 @@ mod tests {
             fill(&mut a, 21, 0, 30_000);
             fill(&mut b, 22, 0, 15_000);
             let m = BloomChain::merged(&[&a, &b], &limits).unwrap();
-            let predicted =
-                1.0 - m.links().iter().map(|l| 1.0 - predicted_fpr(l)).product::<f64>();
+            let predicted = 1.0
+                - m.links()
+                    .iter()
+                    .map(|l| 1.0 - predicted_fpr(l))
+                    .product::<f64>();
             let mut g = SplitMix(0xfa15e);
             let fp = (0..PROBES)
                 .filter(|_| m.contains(&m.hash(&item(&mut g, 2))))
                 .count() as f64
                 / PROBES as f64;
-            let margin = 4.0 * (predicted * (1.0 - predicted) / PROBES as f64).sqrt()
-                + 0.03 * predicted;
+            let margin =
+                4.0 * (predicted * (1.0 - predicted) / PROBES as f64).sqrt() + 0.03 * predicted;
             println!("{layout:?}: measured {fp:.6}, predicted {predicted:.6}");
             assert!(
                 (fp - predicted).abs() <= margin,
@@ -640,11 +644,8 @@ mod tests {
             inc("capacity", Some(0))
         );
         // The destination is checked after the sources.
-        let e = BloomChain::merge_plan(
-            Some(&chain(BloomLayout::Classic, 999, 0.01, 2)),
-            &[&base],
-        )
-        .unwrap_err();
+        let e = BloomChain::merge_plan(Some(&chain(BloomLayout::Classic, 999, 0.01, 2)), &[&base])
+            .unwrap_err();
         assert!(matches!(
             e,
             MergeError::Incompatible {
@@ -726,4 +727,3 @@ mod tests {
         assert_eq!(snapshot(&d).1, before.1);
     }
 }
-
