@@ -339,12 +339,7 @@ fn or_into(dst: &mut Link, inputs: &[&Link], fresh: Fresh) {
                     }
                 }
             }
-            for block in tile.chunks(BLOCK_WORDS) {
-                let ones = block.iter().map(|w| w.count_ones()).sum::<u32>() as usize;
-                if let Some(h) = hist.get_mut(ones) {
-                    *h += 1;
-                }
-            }
+            count_blocks(tile, &mut hist);
             start = end;
         }
     }
@@ -359,6 +354,38 @@ fn or_into(dst: &mut Link, inputs: &[&Link], fresh: Fresh) {
     } else {
         hi
     };
+}
+
+/// Adds each 512-bit block of `tile` to the histogram of set bits per block.
+#[inline(always)]
+fn count_blocks_portable(tile: &[u64], hist: &mut [u64]) {
+    for block in tile.chunks(BLOCK_WORDS) {
+        let ones = block.iter().map(|w| w.count_ones()).sum::<u32>() as usize;
+        if let Some(h) = hist.get_mut(ones) {
+            *h += 1;
+        }
+    }
+}
+
+/// [`count_blocks_portable`] compiled for the `popcnt` instruction (the build
+/// targets baseline x86-64, where `count_ones` is a dozen SSE2 instructions:
+/// a quarter of the OR loop's time in `perf annotate`).
+///
+/// # Safety
+/// Only on a CPU with `popcnt`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+unsafe fn count_blocks_popcnt(tile: &[u64], hist: &mut [u64]) {
+    count_blocks_portable(tile, hist)
+}
+
+fn count_blocks(tile: &[u64], hist: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("popcnt") {
+        // SAFETY: the CPU has popcnt (checked just above; std caches the check).
+        return unsafe { count_blocks_popcnt(tile, hist) };
+    }
+    count_blocks_portable(tile, hist)
 }
 
 /// Estimated distinct items of a link from the histogram of set bits per
