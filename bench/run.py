@@ -1347,7 +1347,7 @@ def main():
     g.add_argument("--persist-bytes", type=int, default=GiB)
     g.add_argument("--persist-rounds", type=int, default=1)
     g = ap.add_argument_group("merge")
-    g.add_argument("--merge-mib", default="16,128,512,1024", help="size of each merged filter, MiB")
+    g.add_argument("--merge-mib", default="16,64,256", help="size of each merged filter, MiB")
     a = ap.parse_args()
     a.pipelines = [int(x) for x in a.pipelines.split(",")]
     a.bf_variants = [(v.split(":", 1)[0].strip(), v.split(":", 1)[1].split() if ":" in v else [])
