@@ -253,8 +253,25 @@ pub fn bloom_chunks(data: &[u8]) {
                 }
             }
             BloomOp::Clone => {
-                if let Ok(copy) = c.try_clone() {
+                if let Ok(mut copy) = c.try_clone() {
                     assert!(bloom_dump(&copy) == bloom_dump(&c), "COPY differs");
+                    // BF.MERGE of a filter with its copy: the same bits, a filter
+                    // whose header loads back (the counts stay within their bounds).
+                    if let Ok(m) = BloomChain::merged(&[&c, &copy], &limits) {
+                        check_bloom(&m);
+                        let same = m
+                            .links()
+                            .iter()
+                            .zip(c.links())
+                            .all(|(a, b)| a.data() == b.data());
+                        assert!(
+                            same && m.links().len() == c.links().len(),
+                            "merge changed bits"
+                        );
+                    }
+                    if copy.merge_from(&[&c], &limits).is_ok() {
+                        check_bloom(&copy);
+                    }
                 }
             }
         }
@@ -552,6 +569,11 @@ pub fn args(data: &[u8]) {
                 let _ = BloomChain::new(p.capacity, p.error, p.expansion, &CREATE_LIMITS);
             }
         }
+    }
+    if let Ok(k) = crate::cmd::merge::parse_merge(&args) {
+        // BF.MERGE: numkeys is canonical, positive and counts argv[3..].
+        assert!(k >= 1 && n == k + 3);
+        assert_eq!(args.arg(2), Some(k.to_string().as_bytes()));
     }
     for d in &CUCKOO_DEFAULTS {
         if let Ok(p) = ccf::parse_reserve(&args, d) {
