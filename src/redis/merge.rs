@@ -9,6 +9,9 @@
 //! the filters' contents (a missing destination takes the first source's
 //! parameters, no configured default), so the command replicates verbatim;
 //! replicas and AOF replay apply it without the limits, as every trusted write.
+//! (The item estimate takes `ln` of bit counts: the same bits give the same
+//! rounded count on every server of one platform; another libm could differ
+//! only for an estimate within an ulp of a half, and then by one item.)
 
 use std::collections::HashSet;
 use std::ffi::c_int;
