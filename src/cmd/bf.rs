@@ -7,6 +7,7 @@
 use std::ffi::CStr;
 
 use super::errors::{self as e, CmdError};
+use super::lenient::{self, Origin};
 use super::parse::{is_keyword, parse_f64, parse_i64, scan_until_items, ArgList, InsertArgs};
 use crate::core::bloom::{BloomLayout, MAX_CAPACITY, MAX_EXPANSION};
 
@@ -50,6 +51,48 @@ pub fn parse_reserve<'a>(
     args: &impl ArgList<'a>,
     d: &BloomDefaults,
 ) -> Result<CreateParams, CmdError> {
+    reserve_strict(args, d, MAX_ERROR_RATE)
+}
+
+/// BF.RESERVE as its writer meant it (see [`lenient`]): strict for clients;
+/// from the primary or the AOF, ferrobloom's form (it names `LAYOUT`) without
+/// the error-rate cap, or RedisBloom 2.x's.
+pub fn parse_reserve_from<'a>(
+    args: &impl ArgList<'a>,
+    d: &BloomDefaults,
+    origin: Origin,
+) -> Result<CreateParams, CmdError> {
+    let strict = || reserve_strict(args, d, 1.0);
+    match origin {
+        Origin::Client => parse_reserve(args, d),
+        Origin::Trusted if lenient::names_layout(args, 4) => {
+            lenient::either(strict, || lenient::bf_reserve(args))
+        }
+        Origin::Trusted => lenient::either(|| lenient::bf_reserve(args), strict),
+    }
+}
+
+/// BF.INSERT as its writer meant it (see [`lenient`]).
+pub fn parse_insert_from<'a>(
+    args: &impl ArgList<'a>,
+    d: &BloomDefaults,
+    origin: Origin,
+) -> Result<InsertArgs<CreateParams>, CmdError> {
+    match origin {
+        Origin::Client => parse_insert(args, d),
+        Origin::Trusted => lenient::either(
+            || lenient::bf_insert(args, d),
+            || insert_strict(args, d, 1.0),
+        ),
+    }
+}
+
+/// The strict BF.RESERVE with error rates above `max_error` stored as `max_error`.
+fn reserve_strict<'a>(
+    args: &impl ArgList<'a>,
+    d: &BloomDefaults,
+    max_error: f64,
+) -> Result<CreateParams, CmdError> {
     let n = args.count();
     if !(4..=9).contains(&n) {
         return Err(CmdError::WrongArity);
@@ -90,7 +133,7 @@ pub fn parse_reserve<'a>(
         None => None,
     };
     Ok(CreateParams {
-        error: error.min(MAX_ERROR_RATE),
+        error: error.min(max_error),
         capacity: capacity as u64,
         expansion: expansion_for(nonscaling, explicit, d),
         layout,
@@ -102,6 +145,15 @@ pub fn parse_reserve<'a>(
 pub fn parse_insert<'a>(
     args: &impl ArgList<'a>,
     d: &BloomDefaults,
+) -> Result<InsertArgs<CreateParams>, CmdError> {
+    insert_strict(args, d, MAX_ERROR_RATE)
+}
+
+/// The strict BF.INSERT with error rates above `max_error` stored as `max_error`.
+fn insert_strict<'a>(
+    args: &impl ArgList<'a>,
+    d: &BloomDefaults,
+    max_error: f64,
 ) -> Result<InsertArgs<CreateParams>, CmdError> {
     let (mut capacity, mut error, mut expansion) = (None, None, None);
     let mut layout = d.layout;
@@ -122,7 +174,7 @@ pub fn parse_insert<'a>(
                     let r = parse_f64(v)
                         .filter(|r| *r > 0.0 && *r < 1.0)
                         .ok_or(e::INSERT_BAD_ERROR_RATE)?;
-                    error = Some(r.min(MAX_ERROR_RATE));
+                    error = Some(r.min(max_error));
                 }
                 "EXPANSION" => {
                     let x = parse_i64(v)

@@ -4,6 +4,7 @@
 //! picks the fingerprint width) is accepted by CF.RESERVE and CF.INSERT[NX].
 
 use super::errors::{self as e, CmdError};
+use super::lenient::{self, Origin};
 use super::parse::{is_keyword, parse_f64, parse_i64, scan_until_items, ArgList, InsertArgs};
 use crate::core::bloom::MAX_CAPACITY;
 use crate::core::cuckoo::{fp_bits_for_error, CuckooParams, DEFAULT_FP_BITS, MAX_EXPANSION};
@@ -200,6 +201,36 @@ pub fn parse_insert<'a>(
         Some(d.params_as(capacity.unwrap_or(d.capacity), error, redisbloom)?)
     };
     Ok(InsertArgs { create, items_from })
+}
+
+/// CF.RESERVE as its writer meant it (see [`lenient`]): strict for clients;
+/// from the primary or the AOF, ferrobloom's form (it names `LAYOUT`) or
+/// RedisBloom 2.x's.
+pub fn parse_reserve_from<'a>(
+    args: &impl ArgList<'a>,
+    d: &CuckooDefaults,
+    origin: Origin,
+) -> Result<CuckooParams, CmdError> {
+    let strict = || parse_reserve(args, d);
+    match origin {
+        Origin::Client => strict(),
+        Origin::Trusted if lenient::names_layout(args, 3) => {
+            lenient::either(strict, || lenient::cf_reserve(args))
+        }
+        Origin::Trusted => lenient::either(|| lenient::cf_reserve(args), strict),
+    }
+}
+
+/// CF.INSERT[NX] as its writer meant it (see [`lenient`]).
+pub fn parse_insert_from<'a>(
+    args: &impl ArgList<'a>,
+    d: &CuckooDefaults,
+    origin: Origin,
+) -> Result<InsertArgs<CuckooParams>, CmdError> {
+    match origin {
+        Origin::Client => parse_insert(args, d),
+        Origin::Trusted => lenient::either(|| lenient::cf_insert(args), || parse_insert(args, d)),
+    }
 }
 
 /// A SCANDUMP/LOADCHUNK iterator: `Invalid position` unless an integer >= 0.
