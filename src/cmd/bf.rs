@@ -32,6 +32,10 @@ pub struct CreateParams {
     pub expansion: u32,
     /// ferrobloom's `LAYOUT classic|blocked` option (default: `bf.bf-layout`).
     pub layout: BloomLayout,
+    /// The growth a non-scaling filter with RedisBloom's layout records (its
+    /// header's `growth`): 2, or the EXPANSION RedisBloom 2.x's BF.INSERT was
+    /// given beside NONSCALING.
+    pub nonscaling_growth: u32,
 }
 
 fn parse_layout(v: &[u8]) -> Result<BloomLayout, CmdError> {
@@ -137,6 +141,7 @@ fn reserve_strict<'a>(
         capacity: capacity as u64,
         expansion: expansion_for(nonscaling, explicit, d),
         layout,
+        nonscaling_growth: 2,
     })
 }
 
@@ -197,6 +202,7 @@ fn insert_strict<'a>(
         capacity: capacity.unwrap_or(d.capacity),
         expansion: expansion_for(nonscaling, expansion, d),
         layout,
+        nonscaling_growth: 2,
     });
     Ok(InsertArgs { create, items_from })
 }
@@ -305,7 +311,8 @@ mod tests {
                 error: 0.001,
                 capacity: 100,
                 expansion: 2,
-                layout: BloomLayout::Blocked
+                layout: BloomLayout::Blocked,
+                nonscaling_growth: 2,
             }
         );
         let p = reserve(&["bf.reserve", "k", "0.01", "10", "expansion", "4"]).unwrap();
@@ -501,7 +508,8 @@ mod tests {
                 error: 0.01,
                 capacity: 100,
                 expansion: 2,
-                layout: BloomLayout::Blocked
+                layout: BloomLayout::Blocked,
+                nonscaling_growth: 2,
             })
         );
         let a = insert(&[
@@ -523,7 +531,8 @@ mod tests {
                 error: 0.001,
                 capacity: 1000,
                 expansion: 4,
-                layout: BloomLayout::Blocked
+                layout: BloomLayout::Blocked,
+                nonscaling_growth: 2,
             })
         );
         assert_eq!(a.items_from, 9);

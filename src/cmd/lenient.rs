@@ -80,21 +80,18 @@ fn bloom_params(
     expansion: i64,
     nonscaling: bool,
 ) -> Result<CreateParams, CmdError> {
-    let expansion = if nonscaling {
-        0
-    } else {
-        // SB_NewChain's `unsigned growth` keeps the low 32 bits; a scaling
-        // filter whose growth truncates to 0 cannot be reproduced.
-        match expansion as u32 {
-            0 => return Err(RB2_BAD_ARGUMENT.into()),
-            x => x,
-        }
-    };
+    // SB_NewChain's `unsigned growth` keeps the low 32 bits; a scaling filter
+    // whose growth truncates to 0 cannot be reproduced.
+    let growth = expansion as u32;
+    if growth == 0 {
+        return Err(RB2_BAD_ARGUMENT.into());
+    }
     Ok(CreateParams {
         error,
         capacity: capacity as u64,
-        expansion,
+        expansion: if nonscaling { 0 } else { growth },
         layout: BloomLayout::RedisBloom,
+        nonscaling_growth: growth,
     })
 }
 
@@ -107,6 +104,7 @@ pub fn bf_add_params(d: &BloomDefaults) -> CreateParams {
         capacity: d.capacity,
         expansion: RB2_BF_EXPANSION,
         layout: BloomLayout::RedisBloom,
+        nonscaling_growth: 2,
     }
 }
 
@@ -398,6 +396,7 @@ mod tests {
             capacity,
             expansion,
             layout: BloomLayout::RedisBloom,
+            nonscaling_growth: if expansion == 0 { 2 } else { expansion },
         }
     }
 
@@ -499,7 +498,12 @@ mod tests {
             "a",
         ])
         .unwrap();
-        assert_eq!(a.create, Some(p(0.5, 50, 0)));
+        // RedisBloom records the growth 3 in the non-scaling filter's header.
+        let want = CreateParams {
+            nonscaling_growth: 3,
+            ..p(0.5, 50, 0)
+        };
+        assert_eq!(a.create, Some(want));
         let a = bins(&["BF.INSERT", "k", "ixyz", "a", "b"]).unwrap();
         assert_eq!((a.create, a.items_from), (Some(p(0.01, 100, 2)), 3));
         let a = bins(&["BF.INSERT", "k", "eee", "5", "ITEMS", "a"]).unwrap();

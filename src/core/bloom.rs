@@ -606,7 +606,7 @@ impl BloomChain {
     ) -> Result<Self, BloomError> {
         if layout == BloomLayout::RedisBloom {
             // Any `unsigned` growth, as RedisBloom 2.x (its primary may send one).
-            return Self::new_redisbloom(capacity, error, expansion, limits);
+            return Self::new_redisbloom(capacity, error, expansion, 2, limits);
         }
         if expansion > MAX_EXPANSION {
             return Err(BloomError::InvalidParams("expansion out of range"));

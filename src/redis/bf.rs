@@ -73,13 +73,18 @@ fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
             ),
         );
     }
-    let chain = BloomChain::with_layout(
-        p.capacity,
-        p.error,
-        p.expansion,
-        p.layout,
-        &bloom_limits(ctx.trusted()),
-    )
+    let limits = bloom_limits(ctx.trusted());
+    let chain = if p.layout == BloomLayout::RedisBloom {
+        BloomChain::new_redisbloom(
+            p.capacity,
+            p.error,
+            p.expansion,
+            p.nonscaling_growth,
+            &limits,
+        )
+    } else {
+        BloomChain::with_layout(p.capacity, p.error, p.expansion, p.layout, &limits)
+    }
     .map_err(|err| map_err(Op::Create, &err))?;
     if key.set(&BLOOM, Box::new(chain)) {
         Ok(())
@@ -269,6 +274,7 @@ fn create_defaults(ctx: Ctx) -> CreateParams {
         capacity: d.capacity,
         expansion: d.expansion,
         layout: d.layout,
+        nonscaling_growth: 2,
     }
 }
 
