@@ -817,8 +817,20 @@ fn loadchunk_errors() {
     );
     // A header onto an existing filter is a data chunk that does not fit.
     assert_eq!(lc(&mut con, "k", "1", &header), "ERR received bad data");
-    // Empty data, iterator 0 or negative.
-    assert_eq!(lc(&mut con, "k", "17", b""), "ERR received bad data");
+    // Empty data loads nothing inside a link (RedisBloom 2.8: OK), has no link
+    // past the end; iterator 0 or negative is bad data.
+    let empty: String = redis::cmd("BF.LOADCHUNK")
+        .arg("k")
+        .arg(17)
+        .arg(b"")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(empty, "OK");
+    assert_eq!(
+        lc(&mut con, "k", "49", b""),
+        "ERR invalid offset - no link found"
+    );
+    assert_eq!(lc(&mut con, "k", "0", b""), "ERR received bad data");
     assert_eq!(lc(&mut con, "k", "0", b"abcd"), "ERR received bad data");
     assert_eq!(lc(&mut con, "k", "-3", b"abcd"), "ERR received bad data");
     // Offsets: 48 bytes in all; a chunk starting at byte 48 or later has no link.

@@ -679,7 +679,9 @@ fn reserve_and_insert_error_texts() {
         ("CF.SCANDUMP str -1", INVALID_POSITION),
         ("CF.SCANDUMP k 1.5", INVALID_POSITION),
         ("CF.LOADCHUNK k abc data", INVALID_POSITION),
-        ("CF.LOADCHUNK k -1 data", INVALID_POSITION),
+        // A negative iterator is a data chunk that cannot load (RedisBloom 2.8).
+        ("CF.LOADCHUNK k -1 data", "Couldn't load chunk!"),
+        ("CF.LOADCHUNK x -1 data", "ERR not found"),
         ("CF.LOADCHUNK k 0 data", INVALID_POSITION),
         ("CF.LOADCHUNK x 0 data", INVALID_POSITION),
         ("CF.LOADCHUNK k 1 data", "ERR item exists"),

@@ -240,6 +240,14 @@ pub fn parse_position(v: &[u8]) -> Result<i64, CmdError> {
         .ok_or(e::CF_INVALID_POSITION.into())
 }
 
+/// A CF.LOADCHUNK iterator: `Invalid position` unless a non-zero integer (as
+/// RedisBloom 2.8: a negative one is a data chunk that cannot load).
+pub fn parse_load_position(v: &[u8]) -> Result<i64, CmdError> {
+    parse_i64(v)
+        .filter(|p| *p != 0)
+        .ok_or(e::CF_INVALID_POSITION.into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -427,5 +435,13 @@ mod tests {
             "Invalid position"
         );
         assert_eq!(parse_position(b"x").unwrap_err().text(), "Invalid position");
+        assert_eq!(parse_load_position(b"-1"), Ok(-1));
+        assert_eq!(parse_load_position(b"2"), Ok(2));
+        for bad in [&b"0"[..], b"x", b"-0"] {
+            assert_eq!(
+                parse_load_position(bad).unwrap_err().text(),
+                "Invalid position"
+            );
+        }
     }
 }

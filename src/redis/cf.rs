@@ -7,11 +7,13 @@ use super::bf::{check_items, key_name, note_beyond_client_limits, origin, CmdRes
 use super::config::{cf_max_filters, cuckoo_defaults, max_filter_bytes};
 use super::membership;
 use super::types::CUCKOO;
-use crate::cmd::cf::{parse_insert_from, parse_position, parse_reserve_from};
+use crate::cmd::cf::{parse_insert_from, parse_load_position, parse_position, parse_reserve_from};
 use crate::cmd::errors::{self as e, cuckoo as map_err, CmdError, Op};
 use crate::cmd::lenient::{self, Origin};
 use crate::core::bloom::MAX_CAPACITY;
-use crate::core::cuckoo::{hash_for, CuckooFilter, CuckooHash, CuckooParams, MAX_SUBFILTERS};
+use crate::core::cuckoo::{
+    hash_for, CuckooFilter, CuckooHash, CuckooParams, HEADER_LEN, MAX_SUBFILTERS, RB_HEADER_LEN,
+};
 use crate::core::hash::HashAhead;
 
 /// Work budget of one CF.COMPACT (units of `CuckooFilter::compact_step`: about
@@ -382,10 +384,9 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
     if args.len() != 4 {
         return Err(CmdError::WrongArity);
     }
-    let iter = parse_position(args.bytes(2))?;
-    if iter == 0 {
-        return Err(e::CF_INVALID_POSITION.into());
-    }
+    // As RedisBloom 2.8: only a non-integer or 0 is `Invalid position`; a
+    // negative iterator is a data chunk that cannot load (after the key checks).
+    let iter = parse_load_position(args.bytes(2))?;
     let data = args.bytes(3);
     let mut key = Key::open(ctx, key_name(&args)?, true);
     match (key.state(&CUCKOO), iter) {
@@ -398,7 +399,7 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
                 max_filter_bytes(trusted),
                 cf_max_filters(trusted),
             )
-            .map_err(|err| map_err(Op::Load, &err))?;
+            .map_err(|err| header_error(data.len(), &err))?;
             if !key.set(&CUCKOO, Box::new(f)) {
                 return Err(e::CF_CANNOT_CREATE.into());
             }
@@ -413,6 +414,17 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
     ctx.replicate_verbatim();
     ctx.reply_ok();
     Ok(())
+}
+
+/// A refused CF.LOADCHUNK header: `Invalid header` when its length is neither
+/// format's, `Couldn't create filter!` when a header of the right length fails
+/// validation (RedisBloom 2.8 answers so for its 38-byte headers).
+fn header_error(len: usize, err: &crate::core::cuckoo::CuckooError) -> CmdError {
+    if len == RB_HEADER_LEN || len == HEADER_LEN {
+        e::CF_CANNOT_CREATE.into()
+    } else {
+        map_err(Op::Load, err)
+    }
 }
 
 /// CF.DEBUG key
