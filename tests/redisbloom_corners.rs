@@ -140,3 +140,48 @@ fn scandump_inside_a_subfilter_of_a_migrated_filter_answers_as_redisbloom() {
         );
     }
 }
+
+/// Range errors carry RedisBloom 2.8's texts (docs/compatibility.md): every
+/// range RedisBloom 2.8 checks too answers exactly as it does.
+#[test]
+fn range_errors_have_redisbloom_2_8_texts() {
+    let Some((rbs, fbs)) = side_by_side(&[]) else {
+        return;
+    };
+    let (mut rb, mut fb) = (rbs.conn(), fbs.conn());
+    for line in [
+        "BF.RESERVE k 0 10",
+        "BF.RESERVE k 1 10",
+        "BF.RESERVE k -0.5 10",
+        "BF.RESERVE k 1.5 10",
+        "BF.RESERVE k 0.01 0",
+        "BF.RESERVE k 0.01 -1",
+        "BF.RESERVE k x 10",
+        "BF.RESERVE k 0.01 x",
+        "BF.RESERVE k 0.01 10 EXPANSION x",
+        "BF.RESERVE k 0.01 10 EXPANSION",
+        "BF.INSERT k CAPACITY 0 ITEMS a",
+        "BF.INSERT k CAPACITY -3 ITEMS a",
+        "BF.INSERT k ERROR 2 ITEMS a",
+        "BF.INSERT k ERROR 0 ITEMS a",
+        "BF.INSERT k EXPANSION -1 ITEMS a",
+        "BF.INSERT k CAPACITY x ITEMS a",
+        "BF.INSERT k ERROR x ITEMS a",
+        "BF.INSERT k EXPANSION x ITEMS a",
+        "CF.RESERVE k 10 BUCKETSIZE 256",
+        "CF.RESERVE k 10 BUCKETSIZE 0",
+        "CF.RESERVE k 10 MAXITERATIONS 0",
+        "CF.RESERVE k 10 MAXITERATIONS 65536",
+        "CF.RESERVE k 10 EXPANSION 40000",
+        "CF.RESERVE k 10 EXPANSION -1",
+        "CF.RESERVE k 3",
+        "CF.RESERVE k 0",
+        "CF.RESERVE k 7 BUCKETSIZE 4",
+        "CF.INSERT k CAPACITY 3 ITEMS a",
+        "CF.INSERTNX k CAPACITY -1 ITEMS a",
+        "CF.INSERT k CAPACITY x ITEMS a",
+    ] {
+        let c = cmd(&line.split(' ').collect::<Vec<_>>());
+        both(&mut rb, &mut fb, &c);
+    }
+}

@@ -106,8 +106,11 @@ fn reserve_strict<'a>(
         return Err(e::ERROR_RATE_RANGE.into());
     }
     let capacity = args.arg(3).and_then(parse_i64).ok_or(e::BAD_CAPACITY)?;
-    if !(1..=MAX_CAPACITY as i64).contains(&capacity) {
+    if capacity < 1 {
         return Err(e::CAPACITY_RANGE.into());
+    }
+    if capacity > MAX_CAPACITY as i64 {
+        return Err(e::CAPACITY_TOO_LARGE.into());
     }
     let mut nonscaling = false;
     let mut expansion: Option<i64> = None;
@@ -130,9 +133,8 @@ fn reserve_strict<'a>(
     }
     let explicit = match expansion {
         Some(x) if nonscaling && x != 0 => return Err(e::NONSCALING_EXPAND.into()),
-        Some(x) if !(0..=MAX_EXPANSION as i64).contains(&x) => {
-            return Err(e::EXPANSION_RANGE.into())
-        }
+        Some(x) if x < 0 => return Err(e::EXPANSION_RANGE.into()),
+        Some(x) if x > MAX_EXPANSION as i64 => return Err(e::EXPANSION_TOO_LARGE.into()),
         Some(x) => Some(x as u32),
         None => None,
     };
@@ -171,20 +173,21 @@ fn insert_strict<'a>(
             match kw {
                 "CAPACITY" => {
                     let c = parse_i64(v)
-                        .filter(|c| (1..=MAX_CAPACITY as i64).contains(c))
-                        .ok_or(e::INSERT_BAD_CAPACITY)?;
+                        .ok_or(e::INSERT_BAD_CAPACITY)
+                        .and_then(|c| in_range(c, 1, MAX_CAPACITY as i64))?;
                     capacity = Some(c as u64);
                 }
                 "ERROR" => {
-                    let r = parse_f64(v)
-                        .filter(|r| *r > 0.0 && *r < 1.0)
-                        .ok_or(e::INSERT_BAD_ERROR_RATE)?;
+                    let r = parse_f64(v).ok_or(e::INSERT_BAD_ERROR_RATE)?;
+                    if !(r > 0.0 && r < 1.0) {
+                        return Err(e::INSERT_BAD_ARGUMENT.into());
+                    }
                     error = Some(r.min(max_error));
                 }
                 "EXPANSION" => {
                     let x = parse_i64(v)
-                        .filter(|x| (0..=MAX_EXPANSION as i64).contains(x))
-                        .ok_or(e::INSERT_BAD_EXPANSION)?;
+                        .ok_or(e::INSERT_BAD_EXPANSION)
+                        .and_then(|x| in_range(x, 0, MAX_EXPANSION as i64))?;
                     expansion = Some(x as u32);
                 }
                 "LAYOUT" => layout = parse_layout(v)?,
@@ -205,6 +208,15 @@ fn insert_strict<'a>(
         nonscaling_growth: 2,
     });
     Ok(InsertArgs { create, items_from })
+}
+
+/// A BF.INSERT value inside `lo..=hi`, else RedisBloom 2.8's `Bad argument received`.
+fn in_range(v: i64, lo: i64, hi: i64) -> Result<i64, &'static str> {
+    if (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(e::INSERT_BAD_ARGUMENT)
+    }
 }
 
 /// The single-field form of BF.INFO.
@@ -357,7 +369,7 @@ mod tests {
         );
         assert_eq!(
             err(reserve(&["BF.RESERVE", "k", "1", "10"])),
-            "ERR error rate must be in the range (0.000000, 1.000000)"
+            "ERR (0 < error rate range < 1) "
         );
         assert_eq!(
             err(reserve(&["BF.RESERVE", "k", "0", "10"])),
@@ -369,11 +381,11 @@ mod tests {
         );
         assert_eq!(
             err(reserve(&["BF.RESERVE", "k", "0.01", "0"])),
-            "ERR capacity must be in the range [1, 1073741824]"
+            "ERR (capacity should be larger than 0)"
         );
         assert_eq!(
             err(reserve(&["BF.RESERVE", "k", "0.01", "1073741825"])),
-            "ERR capacity must be in the range [1, 1073741824]"
+            "ERR (capacity should be at most 1073741824)"
         );
         assert_eq!(
             err(reserve(&["BF.RESERVE", "k", "0.01", "10", "EXPANSION"])),
@@ -399,7 +411,7 @@ mod tests {
                 "EXPANSION",
                 "40000"
             ])),
-            "ERR expansion must be in the range [0, 32768]"
+            "ERR expansion should be at most 32768"
         );
         assert_eq!(
             err(reserve(&[
@@ -570,7 +582,7 @@ mod tests {
         );
         assert_eq!(
             err(insert(&["BF.INSERT", "k", "CAPACITY", "0", "ITEMS", "a"])),
-            "Bad capacity"
+            "Bad argument received"
         );
         assert_eq!(
             err(insert(&["BF.INSERT", "k", "CAPACITY", "x", "ITEMS", "a"])),
@@ -578,10 +590,18 @@ mod tests {
         );
         assert_eq!(
             err(insert(&["BF.INSERT", "k", "ERROR", "2", "ITEMS", "a"])),
+            "Bad argument received"
+        );
+        assert_eq!(
+            err(insert(&["BF.INSERT", "k", "ERROR", "x", "ITEMS", "a"])),
             "Bad error rate"
         );
         assert_eq!(
             err(insert(&["BF.INSERT", "k", "EXPANSION", "-1", "ITEMS", "a"])),
+            "Bad argument received"
+        );
+        assert_eq!(
+            err(insert(&["BF.INSERT", "k", "EXPANSION", "y", "ITEMS", "a"])),
             "Bad expansion"
         );
         // Quirk Q3 fixed: prefixes are not keywords.

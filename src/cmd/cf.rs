@@ -90,6 +90,18 @@ pub fn parse_layout(v: &[u8]) -> Result<bool, CmdError> {
     }
 }
 
+/// A capacity of at least two buckets and at most 2^30 (RedisBloom 2.8's
+/// text for the first, ferrobloom's bound in the same style for the second).
+fn check_capacity(capacity: i64, bucket_size: u8) -> Result<(), CmdError> {
+    if capacity < 2 * i64::from(bucket_size) {
+        Err(e::CF_CAPACITY_MIN.into())
+    } else if capacity > MAX_CAPACITY as i64 {
+        Err(e::CF_CAPACITY_TOO_LARGE.into())
+    } else {
+        Ok(())
+    }
+}
+
 /// An error rate for the ERROR option: strictly inside (0, 1).
 fn error_rate(v: &[u8]) -> Result<f64, CmdError> {
     let r = parse_f64(v).ok_or(e::CF_BAD_ERROR)?;
@@ -157,9 +169,7 @@ pub fn parse_reserve<'a>(
         }
         i += 2;
     }
-    if capacity < 2 * i64::from(bucket_size) || capacity > MAX_CAPACITY as i64 {
-        return Err(e::CF_RESERVE_CAPACITY_RANGE.into());
-    }
+    check_capacity(capacity, bucket_size)?;
     CuckooDefaults {
         bucket_size,
         max_iterations,
@@ -181,9 +191,7 @@ pub fn parse_insert<'a>(
         match kw {
             "CAPACITY" => {
                 let c = parse_i64(v).ok_or(e::CF_BAD_CAPACITY)?;
-                if c < 2 * i64::from(d.bucket_size) || c > MAX_CAPACITY as i64 {
-                    return Err(e::CF_INSERT_CAPACITY_RANGE.into());
-                }
+                check_capacity(c, d.bucket_size)?;
                 capacity = Some(c as u64);
             }
             "ERROR" => error = Some(error_rate(v)?),
@@ -322,11 +330,11 @@ mod tests {
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "10", "BUCKETSIZE", "256"])),
-            "BUCKETSIZE: value must be in the range [1, 255]"
+            e::CF_BUCKETSIZE_RANGE
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "10", "MAXITERATIONS", "0"])),
-            "MAXITERATIONS: value must be in the range [1, 65535]"
+            e::CF_MAXITERATIONS_RANGE
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "10", "MAXITERATIONS", "q"])),
@@ -334,7 +342,7 @@ mod tests {
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "10", "EXPANSION", "40000"])),
-            "EXPANSION: value must be in the range [0, 32768]"
+            e::CF_EXPANSION_RANGE
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "10", "EXPANSION", "q"])),
@@ -342,11 +350,11 @@ mod tests {
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "3"])),
-            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"
+            "Capacity must be at least (BucketSize * 2)"
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "1073741825"])),
-            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"
+            "Capacity must be at most 1073741824"
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "10", "FOO", "1"])),
@@ -354,7 +362,7 @@ mod tests {
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "10", "ERROR", "2"])),
-            "ERROR: value must be in the range (0, 1)"
+            "ERROR: value must be a number between 0 and 1, exclusive."
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "10", "ERROR", "x"])),
@@ -398,7 +406,7 @@ mod tests {
         );
         assert_eq!(
             err(insert(&["CF.INSERT", "k", "CAPACITY", "3", "ITEMS", "a"])),
-            "Capacity must be in the range [cf-bucket-size * 2, 1073741824]"
+            "Capacity must be at least (BucketSize * 2)"
         );
         assert_eq!(
             err(insert(&["CF.INSERT", "k", "ITEMS"])),

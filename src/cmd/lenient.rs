@@ -56,8 +56,8 @@ pub const RB2_CF_MAX_ITERATIONS: u16 = 20;
 pub const RB2_CF_EXPANSION: u32 = 1;
 
 /// RedisBloom 2.x's texts for what its parsers refuse (never in its stream).
-pub const RB2_BAD_ARGUMENT: &str = "Bad argument received";
-pub const RB2_CF_CAPACITY_MIN: &str = "Capacity must be at least (BucketSize * 2)";
+const RB2_BAD_ARGUMENT: &str = e::INSERT_BAD_ARGUMENT;
+const RB2_CF_CAPACITY_MIN: &str = e::CF_CAPACITY_MIN;
 
 /// `RMUtil_ArgIndex`: the first argument of all argv (command name and key
 /// included) equal to `kw`, case-insensitively.
