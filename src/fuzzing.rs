@@ -28,6 +28,7 @@
 
 use crate::cmd::bf::{self as cbf, BloomDefaults, InfoField};
 use crate::cmd::cf::{self as ccf, CuckooDefaults};
+use crate::cmd::lenient::Origin;
 use crate::cmd::parse::{is_keyword, parse_f64, parse_i64, ArgList};
 use crate::core::bloom::{BloomChain, BloomLayout, Limits, MAX_LINKS_CEILING};
 use crate::core::cuckoo::{hash_item, CuckooFilter};
@@ -588,6 +589,32 @@ pub fn args(data: &[u8]) {
             if let Some(p) = a.create {
                 let _ = CuckooFilter::new(&p, CREATE_LIMITS.max_bytes);
             }
+        }
+        // What a primary or an AOF wrote (ferrobloom's or RedisBloom 2.x's parse).
+        if let Ok(p) = ccf::parse_reserve_from(&args, d, Origin::Trusted) {
+            assert!(p.bucket_size >= 1 && p.max_iterations >= 1);
+            assert!(p.capacity >= 2 * u64::from(p.bucket_size));
+            let _ = CuckooFilter::new(&p, CREATE_LIMITS.max_bytes);
+        }
+        if let Ok(a) = ccf::parse_insert_from(&args, d, Origin::Trusted) {
+            assert!(a.items_from >= 3 && a.items_from < n);
+        }
+    }
+    for d in &BLOOM_DEFAULTS {
+        if let Ok(p) = cbf::parse_reserve_from(&args, d, Origin::Trusted) {
+            assert!(p.error > 0.0 && p.error < 1.0 && p.capacity >= 1);
+            if p.layout == BloomLayout::RedisBloom {
+                let _ = BloomChain::new_redisbloom(
+                    p.capacity,
+                    p.error,
+                    p.expansion,
+                    p.nonscaling_growth,
+                    &CREATE_LIMITS,
+                );
+            }
+        }
+        if let Ok(a) = cbf::parse_insert_from(&args, d, Origin::Trusted) {
+            assert!(a.items_from >= 3 && a.items_from < n);
         }
     }
 }

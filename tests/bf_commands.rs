@@ -135,9 +135,12 @@ fn reserve_errors() {
     let s = Server::start();
     let mut con = s.conn();
 
-    let rate_range = "ERR error rate must be in the range (0.000000, 1.000000)";
-    let cap_range = "ERR capacity must be in the range [1, 1073741824]";
-    let exp_range = "ERR expansion must be in the range [0, 32768]";
+    // RedisBloom 2.8's texts; ferrobloom's upper bounds in the same style.
+    let rate_range = "ERR (0 < error rate range < 1) ";
+    let cap_range = "ERR (capacity should be larger than 0)";
+    let cap_max = "ERR (capacity should be at most 1073741824)";
+    let exp_range = "ERR expansion should be greater or equal to 0";
+    let exp_max = "ERR expansion should be at most 32768";
     let cases = [
         ("k abc 100", "ERR bad error rate"),
         ("k 0.01x 100", "ERR bad error rate"),
@@ -154,12 +157,12 @@ fn reserve_errors() {
         ("k 0.01 0100", "ERR bad capacity"),
         ("k 0.01 0", cap_range),
         ("k 0.01 -1", cap_range),
-        ("k 0.01 1073741825", cap_range),
+        ("k 0.01 1073741825", cap_max),
         ("k 0.01 100 EXPANSION", "ERR no expansion"),
         ("k 0.01 100 NONSCALING EXPANSION", "ERR no expansion"),
         ("k 0.01 100 EXPANSION x", "ERR bad expansion"),
         ("k 0.01 100 EXPANSION 1.5", "ERR bad expansion"),
-        ("k 0.01 100 EXPANSION 32769", exp_range),
+        ("k 0.01 100 EXPANSION 32769", exp_max),
         ("k 0.01 100 EXPANSION -1", exp_range),
         (
             "k 0.01 100 EXPANSION 2 NONSCALING",
@@ -479,17 +482,17 @@ fn insert_errors() {
     let wrong_arity = arity("bf.insert");
     let nocreate = "ERR NOCREATE cannot be combined with CAPACITY or ERROR";
     let cases = [
-        ("CAPACITY 0 ITEMS a", "Bad capacity"),
-        ("CAPACITY -1 ITEMS a", "Bad capacity"),
+        ("CAPACITY 0 ITEMS a", "Bad argument received"),
+        ("CAPACITY -1 ITEMS a", "Bad argument received"),
         ("CAPACITY x ITEMS a", "Bad capacity"),
         ("CAPACITY 1.5 ITEMS a", "Bad capacity"),
-        ("CAPACITY 1073741825 ITEMS a", "Bad capacity"),
-        ("ERROR 0 ITEMS a", "Bad error rate"),
-        ("ERROR 1 ITEMS a", "Bad error rate"),
-        ("ERROR -0.1 ITEMS a", "Bad error rate"),
+        ("CAPACITY 1073741825 ITEMS a", "Bad argument received"),
+        ("ERROR 0 ITEMS a", "Bad argument received"),
+        ("ERROR 1 ITEMS a", "Bad argument received"),
+        ("ERROR -0.1 ITEMS a", "Bad argument received"),
         ("ERROR x ITEMS a", "Bad error rate"),
-        ("EXPANSION -1 ITEMS a", "Bad expansion"),
-        ("EXPANSION 32769 ITEMS a", "Bad expansion"),
+        ("EXPANSION -1 ITEMS a", "Bad argument received"),
+        ("EXPANSION 32769 ITEMS a", "Bad argument received"),
         ("EXPANSION x ITEMS a", "Bad expansion"),
         // Keywords are whole words only.
         ("ixyz a", "Unknown argument received"),
@@ -817,8 +820,20 @@ fn loadchunk_errors() {
     );
     // A header onto an existing filter is a data chunk that does not fit.
     assert_eq!(lc(&mut con, "k", "1", &header), "ERR received bad data");
-    // Empty data, iterator 0 or negative.
-    assert_eq!(lc(&mut con, "k", "17", b""), "ERR received bad data");
+    // Empty data loads nothing inside a link (RedisBloom 2.8: OK), has no link
+    // past the end; iterator 0 or negative is bad data.
+    let empty: String = redis::cmd("BF.LOADCHUNK")
+        .arg("k")
+        .arg(17)
+        .arg(b"")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(empty, "OK");
+    assert_eq!(
+        lc(&mut con, "k", "49", b""),
+        "ERR invalid offset - no link found"
+    );
+    assert_eq!(lc(&mut con, "k", "0", b""), "ERR received bad data");
     assert_eq!(lc(&mut con, "k", "0", b"abcd"), "ERR received bad data");
     assert_eq!(lc(&mut con, "k", "-3", b"abcd"), "ERR received bad data");
     // Offsets: 48 bytes in all; a chunk starting at byte 48 or later has no link.

@@ -353,7 +353,13 @@ fn loadchunk_rejects_hostile_input() {
     let l1 = links[1] as i64;
     let total = l0 + l1;
     let cases: Vec<(&str, i64, Vec<u8>, &str)> = vec![
-        ("empty chunk", l0 + 1, Vec::new(), BAD),
+        ("empty chunk at offset 0", 0, Vec::new(), BAD),
+        (
+            "empty chunk past the end",
+            l0 + l1 + 1,
+            Vec::new(),
+            "ERR invalid offset - no link found",
+        ),
         ("iterator 0", 0, vec![1; 8], BAD),
         ("negative iterator", -5, vec![1; 8], BAD),
         ("i64::MIN iterator", i64::MIN, vec![1; 8], BAD),

@@ -413,7 +413,7 @@ fn max_filter_memory_bound_on_creation() {
     );
     assert_eq!(
         err(&mut con, "BF.RESERVE over 0.01 1073741825"),
-        "ERR capacity must be in the range [1, 1073741824]"
+        "ERR (capacity should be at most 1073741824)"
     );
     assert_eq!(
         err(&mut con, "BF.INSERT over CAPACITY 1073741824 ITEMS a"),
@@ -421,7 +421,7 @@ fn max_filter_memory_bound_on_creation() {
     );
     assert_eq!(
         err(&mut con, "BF.INSERT over CAPACITY 1073741825 ITEMS a"),
-        "Bad capacity"
+        "Bad argument received"
     );
     // Auto-creation with a large default capacity.
     ok(&mut con, "CONFIG SET bf.bf-initial-size 1073741824");

@@ -422,7 +422,7 @@ fn auto_creation_uses_the_configured_defaults() {
     // The INSERT capacity bound follows bf.cf-bucket-size (4 -> at least 8).
     assert_eq!(
         err(&mut con, "CF.INSERT i CAPACITY 7 ITEMS x"),
-        "Capacity must be in the range [cf-bucket-size * 2, 1073741824]"
+        "Capacity must be at least (BucketSize * 2)"
     );
     assert_eq!(q(&mut con, "CF.INSERT i CAPACITY 8 ITEMS x"), "[1]");
     assert_eq!(info_int(&mut con, b"i", "Number of buckets"), 2);
@@ -547,43 +547,43 @@ fn reserve_and_insert_error_texts() {
         ("CF.RESERVE x 100 ERROR 1e-400", "Couldn't parse ERROR"),
         (
             "CF.RESERVE x 100 ERROR inf",
-            "ERROR: value must be in the range (0, 1)",
+            "ERROR: value must be a number between 0 and 1, exclusive.",
         ),
         (
             "CF.RESERVE x 100 BUCKETSIZE 0",
-            "BUCKETSIZE: value must be in the range [1, 255]",
+            "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
         ),
         (
             "CF.RESERVE x 1000 BUCKETSIZE 256",
-            "BUCKETSIZE: value must be in the range [1, 255]",
+            "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
         ),
         (
             "CF.RESERVE x 100 MAXITERATIONS 0",
-            "MAXITERATIONS: value must be in the range [1, 65535]",
+            "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
         ),
         (
             "CF.RESERVE x 100 MAXITERATIONS 65536",
-            "MAXITERATIONS: value must be in the range [1, 65535]",
+            "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
         ),
         (
             "CF.RESERVE x 100 EXPANSION -1",
-            "EXPANSION: value must be in the range [0, 32768]",
+            "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
         ),
         (
             "CF.RESERVE x 100 EXPANSION 32769",
-            "EXPANSION: value must be in the range [0, 32768]",
+            "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
         ),
         (
             "CF.RESERVE x 100 ERROR 0",
-            "ERROR: value must be in the range (0, 1)",
+            "ERROR: value must be a number between 0 and 1, exclusive.",
         ),
         (
             "CF.RESERVE x 100 ERROR 1",
-            "ERROR: value must be in the range (0, 1)",
+            "ERROR: value must be a number between 0 and 1, exclusive.",
         ),
         (
             "CF.RESERVE x 100 ERROR -0.1",
-            "ERROR: value must be in the range (0, 1)",
+            "ERROR: value must be a number between 0 and 1, exclusive.",
         ),
         (
             "CF.RESERVE x 100 ERROR 1e-12",
@@ -591,23 +591,23 @@ fn reserve_and_insert_error_texts() {
         ),
         (
             "CF.RESERVE x 3",
-            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",
+            "Capacity must be at least (BucketSize * 2)",
         ),
         (
             "CF.RESERVE x 0",
-            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",
+            "Capacity must be at least (BucketSize * 2)",
         ),
         (
             "CF.RESERVE x -5",
-            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",
+            "Capacity must be at least (BucketSize * 2)",
         ),
         (
             "CF.RESERVE x 1073741825",
-            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",
+            "Capacity must be at most 1073741824",
         ),
         (
             "CF.RESERVE x 7 BUCKETSIZE 4",
-            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]",
+            "Capacity must be at least (BucketSize * 2)",
         ),
         ("CF.RESERVE x 100 FOO 1", "Unknown argument received"),
         (
@@ -623,16 +623,16 @@ fn reserve_and_insert_error_texts() {
         ("CF.INSERTNX x CAPACITY abc ITEMS a", "Bad capacity"),
         (
             "CF.INSERT x CAPACITY 3 ITEMS a",
-            "Capacity must be in the range [cf-bucket-size * 2, 1073741824]",
+            "Capacity must be at least (BucketSize * 2)",
         ),
         (
             "CF.INSERTNX x CAPACITY 1073741825 ITEMS a",
-            "Capacity must be in the range [cf-bucket-size * 2, 1073741824]",
+            "Capacity must be at most 1073741824",
         ),
         ("CF.INSERT x ERROR abc ITEMS a", "Couldn't parse ERROR"),
         (
             "CF.INSERTNX x ERROR 2 ITEMS a",
-            "ERROR: value must be in the range (0, 1)",
+            "ERROR: value must be a number between 0 and 1, exclusive.",
         ),
         (
             "CF.INSERT x ERROR 1e-15 ITEMS a",
@@ -679,7 +679,9 @@ fn reserve_and_insert_error_texts() {
         ("CF.SCANDUMP str -1", INVALID_POSITION),
         ("CF.SCANDUMP k 1.5", INVALID_POSITION),
         ("CF.LOADCHUNK k abc data", INVALID_POSITION),
-        ("CF.LOADCHUNK k -1 data", INVALID_POSITION),
+        // A negative iterator is a data chunk that cannot load (RedisBloom 2.8).
+        ("CF.LOADCHUNK k -1 data", "Couldn't load chunk!"),
+        ("CF.LOADCHUNK x -1 data", "ERR not found"),
         ("CF.LOADCHUNK k 0 data", INVALID_POSITION),
         ("CF.LOADCHUNK x 0 data", INVALID_POSITION),
         ("CF.LOADCHUNK k 1 data", "ERR item exists"),

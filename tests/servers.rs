@@ -405,3 +405,40 @@ fn info_metrics_stay_exact() {
     let g = gauges(&s);
     assert_eq!((g["bloom_memory"], g["cuckoo_items"]), (0, 0));
 }
+
+/// Item counts at or above 2^63 come only from payloads (a RedisBloom DUMP
+/// here): the `INFO bf` item gauges stay exact while they fit and saturate at
+/// `i64::MAX` beyond, never negative (they wrapped before).
+#[test]
+fn item_gauges_never_go_negative_for_huge_payload_counts() {
+    use common::redisbloom::{bloom_link, module_dump, Field};
+    let s = Server::start();
+    let mut con = s.conn();
+    let payload = |items: u64| {
+        let mut link = bloom_link(4, 100, 0.01, 960, 0, 120);
+        if let Some(last) = link.last_mut() {
+            *last = Field::U(items);
+        }
+        let mut f = vec![Field::U(items), Field::U(1), Field::U(7), Field::U(2)];
+        f.extend(link);
+        module_dump("MBbloom--", 4, &f)
+    };
+    let restore = |con: &mut Connection, key: &str, items: u64| {
+        let _: () = redis::cmd("RESTORE")
+            .arg(key)
+            .arg(0)
+            .arg(payload(items))
+            .query(con)
+            .unwrap_or_else(|e| panic!("RESTORE {key}: {e}"));
+    };
+    restore(&mut con, "a", 1 << 62);
+    assert_eq!(gauges(&s)["bloom_items"], 1 << 62);
+    restore(&mut con, "b", 1 << 63);
+    assert_eq!(gauges(&s)["bloom_items"], i64::MAX, "saturated");
+    restore(&mut con, "c", u64::MAX);
+    assert_eq!(gauges(&s)["bloom_items"], i64::MAX, "saturated");
+    let _: () = redis::cmd("DEL").arg("b").arg("c").query(&mut con).unwrap();
+    assert_eq!(gauges(&s)["bloom_items"], 1 << 62, "exact again");
+    let _: () = redis::cmd("DEL").arg("a").query(&mut con).unwrap();
+    assert_eq!(gauges(&s)["bloom_items"], 0);
+}

@@ -7,6 +7,7 @@
 use std::ffi::CStr;
 
 use super::errors::{self as e, CmdError};
+use super::lenient::{self, Origin};
 use super::parse::{is_keyword, parse_f64, parse_i64, scan_until_items, ArgList, InsertArgs};
 use crate::core::bloom::{BloomLayout, MAX_CAPACITY, MAX_EXPANSION};
 
@@ -31,6 +32,10 @@ pub struct CreateParams {
     pub expansion: u32,
     /// ferrobloom's `LAYOUT classic|blocked` option (default: `bf.bf-layout`).
     pub layout: BloomLayout,
+    /// The growth a non-scaling filter with RedisBloom's layout records (its
+    /// header's `growth`): 2, or the EXPANSION RedisBloom 2.x's BF.INSERT was
+    /// given beside NONSCALING.
+    pub nonscaling_growth: u32,
 }
 
 fn parse_layout(v: &[u8]) -> Result<BloomLayout, CmdError> {
@@ -50,6 +55,48 @@ pub fn parse_reserve<'a>(
     args: &impl ArgList<'a>,
     d: &BloomDefaults,
 ) -> Result<CreateParams, CmdError> {
+    reserve_strict(args, d, MAX_ERROR_RATE)
+}
+
+/// BF.RESERVE as its writer meant it (see [`lenient`]): strict for clients;
+/// from the primary or the AOF, ferrobloom's form (it names `LAYOUT`) without
+/// the error-rate cap, or RedisBloom 2.x's.
+pub fn parse_reserve_from<'a>(
+    args: &impl ArgList<'a>,
+    d: &BloomDefaults,
+    origin: Origin,
+) -> Result<CreateParams, CmdError> {
+    let strict = || reserve_strict(args, d, 1.0);
+    match origin {
+        Origin::Client => parse_reserve(args, d),
+        Origin::Trusted if lenient::names_layout(args, 4) => {
+            lenient::either(strict, || lenient::bf_reserve(args))
+        }
+        Origin::Trusted => lenient::either(|| lenient::bf_reserve(args), strict),
+    }
+}
+
+/// BF.INSERT as its writer meant it (see [`lenient`]).
+pub fn parse_insert_from<'a>(
+    args: &impl ArgList<'a>,
+    d: &BloomDefaults,
+    origin: Origin,
+) -> Result<InsertArgs<CreateParams>, CmdError> {
+    match origin {
+        Origin::Client => parse_insert(args, d),
+        Origin::Trusted => lenient::either(
+            || lenient::bf_insert(args, d),
+            || insert_strict(args, d, 1.0),
+        ),
+    }
+}
+
+/// The strict BF.RESERVE with error rates above `max_error` stored as `max_error`.
+fn reserve_strict<'a>(
+    args: &impl ArgList<'a>,
+    d: &BloomDefaults,
+    max_error: f64,
+) -> Result<CreateParams, CmdError> {
     let n = args.count();
     if !(4..=9).contains(&n) {
         return Err(CmdError::WrongArity);
@@ -59,8 +106,11 @@ pub fn parse_reserve<'a>(
         return Err(e::ERROR_RATE_RANGE.into());
     }
     let capacity = args.arg(3).and_then(parse_i64).ok_or(e::BAD_CAPACITY)?;
-    if !(1..=MAX_CAPACITY as i64).contains(&capacity) {
+    if capacity < 1 {
         return Err(e::CAPACITY_RANGE.into());
+    }
+    if capacity > MAX_CAPACITY as i64 {
+        return Err(e::CAPACITY_TOO_LARGE.into());
     }
     let mut nonscaling = false;
     let mut expansion: Option<i64> = None;
@@ -83,17 +133,17 @@ pub fn parse_reserve<'a>(
     }
     let explicit = match expansion {
         Some(x) if nonscaling && x != 0 => return Err(e::NONSCALING_EXPAND.into()),
-        Some(x) if !(0..=MAX_EXPANSION as i64).contains(&x) => {
-            return Err(e::EXPANSION_RANGE.into())
-        }
+        Some(x) if x < 0 => return Err(e::EXPANSION_RANGE.into()),
+        Some(x) if x > MAX_EXPANSION as i64 => return Err(e::EXPANSION_TOO_LARGE.into()),
         Some(x) => Some(x as u32),
         None => None,
     };
     Ok(CreateParams {
-        error: error.min(MAX_ERROR_RATE),
+        error: error.min(max_error),
         capacity: capacity as u64,
         expansion: expansion_for(nonscaling, explicit, d),
         layout,
+        nonscaling_growth: 2,
     })
 }
 
@@ -102,6 +152,15 @@ pub fn parse_reserve<'a>(
 pub fn parse_insert<'a>(
     args: &impl ArgList<'a>,
     d: &BloomDefaults,
+) -> Result<InsertArgs<CreateParams>, CmdError> {
+    insert_strict(args, d, MAX_ERROR_RATE)
+}
+
+/// The strict BF.INSERT with error rates above `max_error` stored as `max_error`.
+fn insert_strict<'a>(
+    args: &impl ArgList<'a>,
+    d: &BloomDefaults,
+    max_error: f64,
 ) -> Result<InsertArgs<CreateParams>, CmdError> {
     let (mut capacity, mut error, mut expansion) = (None, None, None);
     let mut layout = d.layout;
@@ -114,20 +173,21 @@ pub fn parse_insert<'a>(
             match kw {
                 "CAPACITY" => {
                     let c = parse_i64(v)
-                        .filter(|c| (1..=MAX_CAPACITY as i64).contains(c))
-                        .ok_or(e::INSERT_BAD_CAPACITY)?;
+                        .ok_or(e::INSERT_BAD_CAPACITY)
+                        .and_then(|c| in_range(c, 1, MAX_CAPACITY as i64))?;
                     capacity = Some(c as u64);
                 }
                 "ERROR" => {
-                    let r = parse_f64(v)
-                        .filter(|r| *r > 0.0 && *r < 1.0)
-                        .ok_or(e::INSERT_BAD_ERROR_RATE)?;
-                    error = Some(r.min(MAX_ERROR_RATE));
+                    let r = parse_f64(v).ok_or(e::INSERT_BAD_ERROR_RATE)?;
+                    if !(r > 0.0 && r < 1.0) {
+                        return Err(e::INSERT_BAD_ARGUMENT.into());
+                    }
+                    error = Some(r.min(max_error));
                 }
                 "EXPANSION" => {
                     let x = parse_i64(v)
-                        .filter(|x| (0..=MAX_EXPANSION as i64).contains(x))
-                        .ok_or(e::INSERT_BAD_EXPANSION)?;
+                        .ok_or(e::INSERT_BAD_EXPANSION)
+                        .and_then(|x| in_range(x, 0, MAX_EXPANSION as i64))?;
                     expansion = Some(x as u32);
                 }
                 "LAYOUT" => layout = parse_layout(v)?,
@@ -145,8 +205,18 @@ pub fn parse_insert<'a>(
         capacity: capacity.unwrap_or(d.capacity),
         expansion: expansion_for(nonscaling, expansion, d),
         layout,
+        nonscaling_growth: 2,
     });
     Ok(InsertArgs { create, items_from })
+}
+
+/// A BF.INSERT value inside `lo..=hi`, else RedisBloom 2.8's `Bad argument received`.
+fn in_range(v: i64, lo: i64, hi: i64) -> Result<i64, &'static str> {
+    if (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(e::INSERT_BAD_ARGUMENT)
+    }
 }
 
 /// The single-field form of BF.INFO.
@@ -253,7 +323,8 @@ mod tests {
                 error: 0.001,
                 capacity: 100,
                 expansion: 2,
-                layout: BloomLayout::Blocked
+                layout: BloomLayout::Blocked,
+                nonscaling_growth: 2,
             }
         );
         let p = reserve(&["bf.reserve", "k", "0.01", "10", "expansion", "4"]).unwrap();
@@ -298,7 +369,7 @@ mod tests {
         );
         assert_eq!(
             err(reserve(&["BF.RESERVE", "k", "1", "10"])),
-            "ERR error rate must be in the range (0.000000, 1.000000)"
+            "ERR (0 < error rate range < 1) "
         );
         assert_eq!(
             err(reserve(&["BF.RESERVE", "k", "0", "10"])),
@@ -310,11 +381,11 @@ mod tests {
         );
         assert_eq!(
             err(reserve(&["BF.RESERVE", "k", "0.01", "0"])),
-            "ERR capacity must be in the range [1, 1073741824]"
+            "ERR (capacity should be larger than 0)"
         );
         assert_eq!(
             err(reserve(&["BF.RESERVE", "k", "0.01", "1073741825"])),
-            "ERR capacity must be in the range [1, 1073741824]"
+            "ERR (capacity should be at most 1073741824)"
         );
         assert_eq!(
             err(reserve(&["BF.RESERVE", "k", "0.01", "10", "EXPANSION"])),
@@ -340,7 +411,7 @@ mod tests {
                 "EXPANSION",
                 "40000"
             ])),
-            "ERR expansion must be in the range [0, 32768]"
+            "ERR expansion should be at most 32768"
         );
         assert_eq!(
             err(reserve(&[
@@ -449,7 +520,8 @@ mod tests {
                 error: 0.01,
                 capacity: 100,
                 expansion: 2,
-                layout: BloomLayout::Blocked
+                layout: BloomLayout::Blocked,
+                nonscaling_growth: 2,
             })
         );
         let a = insert(&[
@@ -471,7 +543,8 @@ mod tests {
                 error: 0.001,
                 capacity: 1000,
                 expansion: 4,
-                layout: BloomLayout::Blocked
+                layout: BloomLayout::Blocked,
+                nonscaling_growth: 2,
             })
         );
         assert_eq!(a.items_from, 9);
@@ -509,7 +582,7 @@ mod tests {
         );
         assert_eq!(
             err(insert(&["BF.INSERT", "k", "CAPACITY", "0", "ITEMS", "a"])),
-            "Bad capacity"
+            "Bad argument received"
         );
         assert_eq!(
             err(insert(&["BF.INSERT", "k", "CAPACITY", "x", "ITEMS", "a"])),
@@ -517,10 +590,18 @@ mod tests {
         );
         assert_eq!(
             err(insert(&["BF.INSERT", "k", "ERROR", "2", "ITEMS", "a"])),
+            "Bad argument received"
+        );
+        assert_eq!(
+            err(insert(&["BF.INSERT", "k", "ERROR", "x", "ITEMS", "a"])),
             "Bad error rate"
         );
         assert_eq!(
             err(insert(&["BF.INSERT", "k", "EXPANSION", "-1", "ITEMS", "a"])),
+            "Bad argument received"
+        );
+        assert_eq!(
+            err(insert(&["BF.INSERT", "k", "EXPANSION", "y", "ITEMS", "a"])),
             "Bad expansion"
         );
         // Quirk Q3 fixed: prefixes are not keywords.

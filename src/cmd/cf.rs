@@ -4,6 +4,7 @@
 //! picks the fingerprint width) is accepted by CF.RESERVE and CF.INSERT[NX].
 
 use super::errors::{self as e, CmdError};
+use super::lenient::{self, Origin};
 use super::parse::{is_keyword, parse_f64, parse_i64, scan_until_items, ArgList, InsertArgs};
 use crate::core::bloom::MAX_CAPACITY;
 use crate::core::cuckoo::{fp_bits_for_error, CuckooParams, DEFAULT_FP_BITS, MAX_EXPANSION};
@@ -89,6 +90,18 @@ pub fn parse_layout(v: &[u8]) -> Result<bool, CmdError> {
     }
 }
 
+/// A capacity of at least two buckets and at most 2^30 (RedisBloom 2.8's
+/// text for the first, ferrobloom's bound in the same style for the second).
+fn check_capacity(capacity: i64, bucket_size: u8) -> Result<(), CmdError> {
+    if capacity < 2 * i64::from(bucket_size) {
+        Err(e::CF_CAPACITY_MIN.into())
+    } else if capacity > MAX_CAPACITY as i64 {
+        Err(e::CF_CAPACITY_TOO_LARGE.into())
+    } else {
+        Ok(())
+    }
+}
+
 /// An error rate for the ERROR option: strictly inside (0, 1).
 fn error_rate(v: &[u8]) -> Result<f64, CmdError> {
     let r = parse_f64(v).ok_or(e::CF_BAD_ERROR)?;
@@ -156,9 +169,7 @@ pub fn parse_reserve<'a>(
         }
         i += 2;
     }
-    if capacity < 2 * i64::from(bucket_size) || capacity > MAX_CAPACITY as i64 {
-        return Err(e::CF_RESERVE_CAPACITY_RANGE.into());
-    }
+    check_capacity(capacity, bucket_size)?;
     CuckooDefaults {
         bucket_size,
         max_iterations,
@@ -180,9 +191,7 @@ pub fn parse_insert<'a>(
         match kw {
             "CAPACITY" => {
                 let c = parse_i64(v).ok_or(e::CF_BAD_CAPACITY)?;
-                if c < 2 * i64::from(d.bucket_size) || c > MAX_CAPACITY as i64 {
-                    return Err(e::CF_INSERT_CAPACITY_RANGE.into());
-                }
+                check_capacity(c, d.bucket_size)?;
                 capacity = Some(c as u64);
             }
             "ERROR" => error = Some(error_rate(v)?),
@@ -202,10 +211,48 @@ pub fn parse_insert<'a>(
     Ok(InsertArgs { create, items_from })
 }
 
+/// CF.RESERVE as its writer meant it (see [`lenient`]): strict for clients;
+/// from the primary or the AOF, ferrobloom's form (it names `LAYOUT`) or
+/// RedisBloom 2.x's.
+pub fn parse_reserve_from<'a>(
+    args: &impl ArgList<'a>,
+    d: &CuckooDefaults,
+    origin: Origin,
+) -> Result<CuckooParams, CmdError> {
+    let strict = || parse_reserve(args, d);
+    match origin {
+        Origin::Client => strict(),
+        Origin::Trusted if lenient::names_layout(args, 3) => {
+            lenient::either(strict, || lenient::cf_reserve(args))
+        }
+        Origin::Trusted => lenient::either(|| lenient::cf_reserve(args), strict),
+    }
+}
+
+/// CF.INSERT[NX] as its writer meant it (see [`lenient`]).
+pub fn parse_insert_from<'a>(
+    args: &impl ArgList<'a>,
+    d: &CuckooDefaults,
+    origin: Origin,
+) -> Result<InsertArgs<CuckooParams>, CmdError> {
+    match origin {
+        Origin::Client => parse_insert(args, d),
+        Origin::Trusted => lenient::either(|| lenient::cf_insert(args), || parse_insert(args, d)),
+    }
+}
+
 /// A SCANDUMP/LOADCHUNK iterator: `Invalid position` unless an integer >= 0.
 pub fn parse_position(v: &[u8]) -> Result<i64, CmdError> {
     parse_i64(v)
         .filter(|p| *p >= 0)
+        .ok_or(e::CF_INVALID_POSITION.into())
+}
+
+/// A CF.LOADCHUNK iterator: `Invalid position` unless a non-zero integer (as
+/// RedisBloom 2.8: a negative one is a data chunk that cannot load).
+pub fn parse_load_position(v: &[u8]) -> Result<i64, CmdError> {
+    parse_i64(v)
+        .filter(|p| *p != 0)
         .ok_or(e::CF_INVALID_POSITION.into())
 }
 
@@ -283,11 +330,11 @@ mod tests {
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "10", "BUCKETSIZE", "256"])),
-            "BUCKETSIZE: value must be in the range [1, 255]"
+            e::CF_BUCKETSIZE_RANGE
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "10", "MAXITERATIONS", "0"])),
-            "MAXITERATIONS: value must be in the range [1, 65535]"
+            e::CF_MAXITERATIONS_RANGE
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "10", "MAXITERATIONS", "q"])),
@@ -295,7 +342,7 @@ mod tests {
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "10", "EXPANSION", "40000"])),
-            "EXPANSION: value must be in the range [0, 32768]"
+            e::CF_EXPANSION_RANGE
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "10", "EXPANSION", "q"])),
@@ -303,11 +350,11 @@ mod tests {
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "3"])),
-            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"
+            "Capacity must be at least (BucketSize * 2)"
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "1073741825"])),
-            "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]"
+            "Capacity must be at most 1073741824"
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "10", "FOO", "1"])),
@@ -315,7 +362,7 @@ mod tests {
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "10", "ERROR", "2"])),
-            "ERROR: value must be in the range (0, 1)"
+            "ERROR: value must be a number between 0 and 1, exclusive."
         );
         assert_eq!(
             err(reserve(&["CF.RESERVE", "k", "10", "ERROR", "x"])),
@@ -359,7 +406,7 @@ mod tests {
         );
         assert_eq!(
             err(insert(&["CF.INSERT", "k", "CAPACITY", "3", "ITEMS", "a"])),
-            "Capacity must be in the range [cf-bucket-size * 2, 1073741824]"
+            "Capacity must be at least (BucketSize * 2)"
         );
         assert_eq!(
             err(insert(&["CF.INSERT", "k", "ITEMS"])),
@@ -396,5 +443,13 @@ mod tests {
             "Invalid position"
         );
         assert_eq!(parse_position(b"x").unwrap_err().text(), "Invalid position");
+        assert_eq!(parse_load_position(b"-1"), Ok(-1));
+        assert_eq!(parse_load_position(b"2"), Ok(2));
+        for bad in [&b"0"[..], b"x", b"-0"] {
+            assert_eq!(
+                parse_load_position(bad).unwrap_err().text(),
+                "Invalid position"
+            );
+        }
     }
 }

@@ -42,9 +42,14 @@ pub const BAD_ERROR_RATE: &str = "ERR bad error rate";
 pub const BAD_CAPACITY: &str = "ERR bad capacity";
 pub const BAD_EXPANSION: &str = "ERR bad expansion";
 pub const NO_EXPANSION: &str = "ERR no expansion";
-pub const ERROR_RATE_RANGE: &str = "ERR error rate must be in the range (0.000000, 1.000000)";
-pub const CAPACITY_RANGE: &str = "ERR capacity must be in the range [1, 1073741824]";
-pub const EXPANSION_RANGE: &str = "ERR expansion must be in the range [0, 32768]";
+// Range errors: RedisBloom 2.8's texts (what docs/compatibility.md promises);
+// ferrobloom's own upper bounds (2^30 capacity, 32768 expansion) in the same style.
+pub const ERROR_RATE_RANGE: &str = "ERR (0 < error rate range < 1) ";
+pub const CAPACITY_RANGE: &str = "ERR (capacity should be larger than 0)";
+pub const CAPACITY_TOO_LARGE: &str = "ERR (capacity should be at most 1073741824)";
+/// ferrobloom takes EXPANSION 0 (non-scaling, as RedisBloom 8); 2.8 wants >= 1.
+pub const EXPANSION_RANGE: &str = "ERR expansion should be greater or equal to 0";
+pub const EXPANSION_TOO_LARGE: &str = "ERR expansion should be at most 32768";
 pub const NONSCALING_EXPAND: &str = "Nonscaling filters cannot expand";
 
 // BF.INSERT (and CF.INSERT*).
@@ -52,6 +57,8 @@ pub const INSERT_BAD_ERROR_RATE: &str = "Bad error rate";
 pub const INSERT_BAD_CAPACITY: &str = "Bad capacity";
 pub const INSERT_BAD_EXPANSION: &str = "Bad expansion";
 pub const UNKNOWN_ARGUMENT: &str = "Unknown argument received";
+/// BF.INSERT with a value out of range (RedisBloom 2.8).
+pub const INSERT_BAD_ARGUMENT: &str = "Bad argument received";
 /// An item longer than `bf.max-item-size` (ferrobloom's limit; RedisBloom has none).
 pub fn item_too_large(len: usize, max: u64) -> CmdError {
     CmdError::Owned(format!(
@@ -91,16 +98,18 @@ pub const CF_BAD_CAPACITY: &str = "Bad capacity";
 pub const CF_PARSE_BUCKETSIZE: &str = "Couldn't parse BUCKETSIZE";
 pub const CF_PARSE_MAXITERATIONS: &str = "Couldn't parse MAXITERATIONS";
 pub const CF_PARSE_EXPANSION: &str = "Couldn't parse EXPANSION";
-pub const CF_BUCKETSIZE_RANGE: &str = "BUCKETSIZE: value must be in the range [1, 255]";
-pub const CF_MAXITERATIONS_RANGE: &str = "MAXITERATIONS: value must be in the range [1, 65535]";
-pub const CF_EXPANSION_RANGE: &str = "EXPANSION: value must be in the range [0, 32768]";
-pub const CF_RESERVE_CAPACITY_RANGE: &str =
-    "Capacity must be in the range [2 * BUCKETSIZE, 1073741824]";
-pub const CF_INSERT_CAPACITY_RANGE: &str =
-    "Capacity must be in the range [cf-bucket-size * 2, 1073741824]";
+pub const CF_BUCKETSIZE_RANGE: &str =
+    "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.";
+pub const CF_MAXITERATIONS_RANGE: &str =
+    "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.";
+pub const CF_EXPANSION_RANGE: &str =
+    "EXPANSION: value must be an integer between 0 and 32768, inclusive.";
+/// CF.RESERVE and CF.INSERT[NX] (RedisBloom 2.8 has one text for both).
+pub const CF_CAPACITY_MIN: &str = "Capacity must be at least (BucketSize * 2)";
+pub const CF_CAPACITY_TOO_LARGE: &str = "Capacity must be at most 1073741824";
 /// ferrobloom's ERROR option (same style as the other CF option errors).
 pub const CF_BAD_ERROR: &str = "Couldn't parse ERROR";
-pub const CF_ERROR_RANGE: &str = "ERROR: value must be in the range (0, 1)";
+pub const CF_ERROR_RANGE: &str = "ERROR: value must be a number between 0 and 1, exclusive.";
 pub const CF_ERROR_TOO_SMALL: &str = "ERROR: rate too small even for 32-bit fingerprints";
 pub const CF_COULD_NOT_CREATE: &str = "ERR Could not create filter";
 pub const CF_MAX_EXPANSIONS: &str = "Maximum expansions reached";

@@ -6,6 +6,7 @@
 pub mod bf;
 pub mod cf;
 pub mod errors;
+pub mod lenient;
 pub mod merge;
 pub mod parse;
 

@@ -606,11 +606,12 @@ impl BloomChain {
         layout: BloomLayout,
         limits: &Limits,
     ) -> Result<Self, BloomError> {
+        if layout == BloomLayout::RedisBloom {
+            // Any `unsigned` growth, as RedisBloom 2.x (its primary may send one).
+            return Self::new_redisbloom(capacity, error, expansion, 2, limits);
+        }
         if expansion > MAX_EXPANSION {
             return Err(BloomError::InvalidParams("expansion out of range"));
-        }
-        if layout == BloomLayout::RedisBloom {
-            return Self::new_redisbloom(capacity, error, expansion, limits);
         }
         let shape = if expansion == 0 {
             LinkShape::with_layout(capacity, error, layout, true)?

@@ -6,10 +6,13 @@ use super::api::{Args, Ctx, Key, KeyState, Lookup};
 use super::config::{bloom_defaults, bloom_limits, max_item_bytes};
 use super::membership;
 use super::types::BLOOM;
-use crate::cmd::bf::{format_g, parse_insert, parse_reserve, CreateParams, InfoField};
+use crate::cmd::bf::{
+    format_g, parse_insert_from, parse_reserve_from, CreateParams, InfoField, MAX_ERROR_RATE,
+};
 use crate::cmd::errors::{self as e, bloom as map_err, CmdError, Op};
+use crate::cmd::lenient::{self, Origin};
 use crate::cmd::parse::{check_item_sizes, parse_i64, ArgList};
-use crate::core::bloom::{BloomChain, BloomError, BloomLayout};
+use crate::core::bloom::{BloomChain, BloomError, BloomLayout, MAX_CAPACITY, MAX_EXPANSION};
 use crate::core::hash::HashAhead;
 
 pub type CmdResult = Result<(), CmdError>;
@@ -33,15 +36,55 @@ pub fn check_items(ctx: Ctx, args: &Args, from: usize) -> CmdResult {
     check_item_sizes(args, from, max_item_bytes(ctx.trusted()))
 }
 
+/// Who wrote the running command: a client, or the primary / the AOF.
+pub fn origin(ctx: Ctx) -> Origin {
+    if ctx.trusted() {
+        Origin::Trusted
+    } else {
+        Origin::Client
+    }
+}
+
+/// Logs (once per server run) that the primary or the AOF created a filter a
+/// client of this server could not have asked for: it is applied all the same,
+/// so the replica does not diverge.
+pub fn note_beyond_client_limits(ctx: Ctx, what: &str) {
+    static LOGGED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !LOGGED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        super::api::log(
+            ctx.ptr,
+            c"warning",
+            &format!(
+                "ferrobloom: applied a filter creation from the primary or the AOF beyond the \
+                 limits for clients ({what}); logged once"
+            ),
+        );
+    }
+}
+
 /// Creates a filter in a missing key.
 fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
-    let chain = BloomChain::with_layout(
-        p.capacity,
-        p.error,
-        p.expansion,
-        p.layout,
-        &bloom_limits(ctx.trusted()),
-    )
+    if p.capacity > MAX_CAPACITY || p.expansion > MAX_EXPANSION || p.error > MAX_ERROR_RATE {
+        note_beyond_client_limits(
+            ctx,
+            &format!(
+                "BF capacity {} error {} expansion {}",
+                p.capacity, p.error, p.expansion
+            ),
+        );
+    }
+    let limits = bloom_limits(ctx.trusted());
+    let chain = if p.layout == BloomLayout::RedisBloom {
+        BloomChain::new_redisbloom(
+            p.capacity,
+            p.error,
+            p.expansion,
+            p.nonscaling_growth,
+            &limits,
+        )
+    } else {
+        BloomChain::with_layout(p.capacity, p.error, p.expansion, p.layout, &limits)
+    }
     .map_err(|err| map_err(Op::Create, &err))?;
     if key.set(&BLOOM, Box::new(chain)) {
         Ok(())
@@ -87,7 +130,7 @@ fn replicate_reserve(ctx: Ctx, key: *mut redis_module::raw::RedisModuleString, p
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
 pub fn reserve(ctx: Ctx, args: Args) -> CmdResult {
-    let p = parse_reserve(&args, &bloom_defaults())?;
+    let p = parse_reserve_from(&args, &bloom_defaults(), origin(ctx))?;
     let mut key = Key::open(ctx, key_name(&args)?, true);
     match key.state(&BLOOM) {
         KeyState::Missing => {}
@@ -207,7 +250,7 @@ pub fn add(ctx: Ctx, args: Args) -> CmdResult {
     if args.len() != 3 {
         return Err(CmdError::WrongArity);
     }
-    add_items(ctx, args, 2, Some(create_defaults()), Shape::Single)
+    add_items(ctx, args, 2, Some(create_defaults(ctx)), Shape::Single)
 }
 
 /// BF.MADD key item [item ...]
@@ -215,23 +258,30 @@ pub fn madd(ctx: Ctx, args: Args) -> CmdResult {
     if args.len() < 3 {
         return Err(CmdError::WrongArity);
     }
-    add_items(ctx, args, 2, Some(create_defaults()), Shape::Array)
+    add_items(ctx, args, 2, Some(create_defaults(ctx)), Shape::Array)
 }
 
-fn create_defaults() -> CreateParams {
+/// What BF.ADD/BF.MADD create a missing key with. From the primary or the AOF
+/// that is RedisBloom 2.x's BF.ADD (ferrobloom replicates every creation as
+/// an explicit BF.RESERVE first, so its own adds never find the key missing).
+fn create_defaults(ctx: Ctx) -> CreateParams {
     let d = bloom_defaults();
+    if origin(ctx) == Origin::Trusted {
+        return lenient::bf_add_params(&d);
+    }
     CreateParams {
         error: d.error,
         capacity: d.capacity,
         expansion: d.expansion,
         layout: d.layout,
+        nonscaling_growth: 2,
     }
 }
 
 /// BF.INSERT key [CAPACITY cap] [ERROR err] [EXPANSION exp] [NOCREATE]
 /// [NONSCALING] ITEMS item [item ...]
 pub fn insert(ctx: Ctx, args: Args) -> CmdResult {
-    let a = parse_insert(&args, &bloom_defaults())?;
+    let a = parse_insert_from(&args, &bloom_defaults(), origin(ctx))?;
     add_items(ctx, args, a.items_from, a.create, Shape::Array)
 }
 

@@ -3,13 +3,17 @@
 //! replication of implicit creation, trampolines).
 
 use super::api::{Args, Ctx, Key, KeyState};
-use super::bf::{check_items, key_name, CmdResult};
+use super::bf::{check_items, key_name, note_beyond_client_limits, origin, CmdResult};
 use super::config::{cf_max_filters, cuckoo_defaults, max_filter_bytes};
 use super::membership;
 use super::types::CUCKOO;
-use crate::cmd::cf::{parse_insert, parse_position, parse_reserve};
+use crate::cmd::cf::{parse_insert_from, parse_load_position, parse_position, parse_reserve_from};
 use crate::cmd::errors::{self as e, cuckoo as map_err, CmdError, Op};
-use crate::core::cuckoo::{hash_for, CuckooFilter, CuckooHash, CuckooParams, MAX_SUBFILTERS};
+use crate::cmd::lenient::{self, Origin};
+use crate::core::bloom::MAX_CAPACITY;
+use crate::core::cuckoo::{
+    hash_for, CuckooFilter, CuckooHash, CuckooParams, HEADER_LEN, MAX_SUBFILTERS, RB_HEADER_LEN,
+};
 use crate::core::hash::HashAhead;
 
 /// Work budget of one CF.COMPACT (units of `CuckooFilter::compact_step`: about
@@ -19,6 +23,9 @@ pub const COMPACT_BUDGET: u64 = 1 << 20;
 
 /// Creates a filter in a missing key.
 fn create(ctx: Ctx, key: &mut Key, p: &CuckooParams) -> CmdResult {
+    if p.capacity > MAX_CAPACITY {
+        note_beyond_client_limits(ctx, &format!("CF capacity {}", p.capacity));
+    }
     let f = CuckooFilter::new(p, max_filter_bytes(ctx.trusted()))
         .map_err(|err| map_err(Op::Create, &err))?;
     if key.set(&CUCKOO, Box::new(f)) {
@@ -58,7 +65,7 @@ fn replicate_reserve(ctx: Ctx, key: *mut redis_module::raw::RedisModuleString, p
 
 /// CF.RESERVE key capacity [BUCKETSIZE bs] [MAXITERATIONS mi] [EXPANSION e] [ERROR rate]
 pub fn reserve(ctx: Ctx, args: Args) -> CmdResult {
-    let p = parse_reserve(&args, &cuckoo_defaults())?;
+    let p = parse_reserve_from(&args, &cuckoo_defaults(), origin(ctx))?;
     let mut key = Key::open(ctx, key_name(&args)?, true);
     match key.state(&CUCKOO) {
         KeyState::Missing => {}
@@ -160,6 +167,11 @@ fn add_one(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
     let name = key_name(&args)?;
     let mut key = Key::open(ctx, name, true);
     let created = open_for_insert(ctx, &mut key, || {
+        if origin(ctx) == Origin::Trusted {
+            // RedisBloom 2.x's CF.ADD (ferrobloom's own adds never find the key
+            // missing: it replicates every creation as an explicit CF.RESERVE).
+            return Ok(Some(lenient::cf_add_params()));
+        }
         let d = cuckoo_defaults();
         d.params(d.capacity, None).map(Some)
     })?;
@@ -182,7 +194,7 @@ pub fn addnx(ctx: Ctx, args: Args) -> CmdResult {
 }
 
 fn insert_many(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
-    let a = parse_insert(&args, &cuckoo_defaults())?;
+    let a = parse_insert_from(&args, &cuckoo_defaults(), origin(ctx))?;
     check_items(ctx, &args, a.items_from)?;
     let name = key_name(&args)?;
     let mut key = Key::open(ctx, name, true);
@@ -372,10 +384,9 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
     if args.len() != 4 {
         return Err(CmdError::WrongArity);
     }
-    let iter = parse_position(args.bytes(2))?;
-    if iter == 0 {
-        return Err(e::CF_INVALID_POSITION.into());
-    }
+    // As RedisBloom 2.8: only a non-integer or 0 is `Invalid position`; a
+    // negative iterator is a data chunk that cannot load (after the key checks).
+    let iter = parse_load_position(args.bytes(2))?;
     let data = args.bytes(3);
     let mut key = Key::open(ctx, key_name(&args)?, true);
     match (key.state(&CUCKOO), iter) {
@@ -388,7 +399,7 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
                 max_filter_bytes(trusted),
                 cf_max_filters(trusted),
             )
-            .map_err(|err| map_err(Op::Load, &err))?;
+            .map_err(|err| header_error(data.len(), &err))?;
             if !key.set(&CUCKOO, Box::new(f)) {
                 return Err(e::CF_CANNOT_CREATE.into());
             }
@@ -403,6 +414,17 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
     ctx.replicate_verbatim();
     ctx.reply_ok();
     Ok(())
+}
+
+/// A refused CF.LOADCHUNK header: `Invalid header` when its length is neither
+/// format's, `Couldn't create filter!` when a header of the right length fails
+/// validation (RedisBloom 2.8 answers so for its 38-byte headers).
+fn header_error(len: usize, err: &crate::core::cuckoo::CuckooError) -> CmdError {
+    if len == RB_HEADER_LEN || len == HEADER_LEN {
+        e::CF_CANNOT_CREATE.into()
+    } else {
+        map_err(Op::Load, err)
+    }
 }
 
 /// CF.DEBUG key

@@ -27,31 +27,58 @@ use redis_module::raw;
 use super::api::{api, Args, Ctx};
 use super::types::FilterValue;
 
-/// A filter's contribution to the gauges.
+/// A filter's contribution to the gauges. Item counts are exact `u64`s (a
+/// payload may carry any): each is kept as its high and low 32-bit halves, so
+/// the sums never overflow (below 2^31 filters) and the total is exact;
+/// `INFO` shows it saturated at `i64::MAX`, never negative.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Figures {
     pub filters: i64,
     pub memory: i64,
-    pub items: i64,
+    /// Low and high 32 bits of the item count (sums of them, in a difference).
+    items_lo: i64,
+    items_hi: i64,
     pub subfilters: i64,
 }
 
 impl Figures {
+    pub fn new(filters: i64, memory: i64, items: u64, subfilters: i64) -> Figures {
+        Figures {
+            filters,
+            memory,
+            items_lo: (items & 0xffff_ffff) as i64,
+            items_hi: (items >> 32) as i64,
+            subfilters,
+        }
+    }
+
+    /// The item count (or a difference of them), exact.
+    fn items(&self) -> i128 {
+        (i128::from(self.items_hi) << 32) + i128::from(self.items_lo)
+    }
+
     fn minus(self, o: Figures) -> Figures {
         Figures {
             filters: self.filters - o.filters,
             memory: self.memory - o.memory,
-            items: self.items - o.items,
+            items_lo: self.items_lo - o.items_lo,
+            items_hi: self.items_hi - o.items_hi,
             subfilters: self.subfilters - o.subfilters,
         }
     }
 }
 
-/// One gauge set (four signed sums).
+/// A gauge's value for INFO: saturated into `0 ..= i64::MAX`.
+fn gauge_value(v: i128) -> i64 {
+    i64::try_from(v.max(0)).unwrap_or(i64::MAX)
+}
+
+/// One gauge set (signed sums).
 struct Sums {
     filters: AtomicI64,
     memory: AtomicI64,
-    items: AtomicI64,
+    items_lo: AtomicI64,
+    items_hi: AtomicI64,
     subfilters: AtomicI64,
 }
 
@@ -60,17 +87,19 @@ impl Sums {
         Sums {
             filters: AtomicI64::new(0),
             memory: AtomicI64::new(0),
-            items: AtomicI64::new(0),
+            items_lo: AtomicI64::new(0),
+            items_hi: AtomicI64::new(0),
             subfilters: AtomicI64::new(0),
         }
     }
 
     /// Each sum with the field of `f` that goes into it.
-    fn with(&self, f: &Figures) -> [(&AtomicI64, i64); 4] {
+    fn with(&self, f: &Figures) -> [(&AtomicI64, i64); 5] {
         [
             (&self.filters, f.filters),
             (&self.memory, f.memory),
-            (&self.items, f.items),
+            (&self.items_lo, f.items_lo),
+            (&self.items_hi, f.items_hi),
             (&self.subfilters, f.subfilters),
         ]
     }
@@ -79,7 +108,8 @@ impl Sums {
         Figures {
             filters: self.filters.load(Relaxed),
             memory: self.memory.load(Relaxed),
-            items: self.items.load(Relaxed),
+            items_lo: self.items_lo.load(Relaxed),
+            items_hi: self.items_hi.load(Relaxed),
             subfilters: self.subfilters.load(Relaxed),
         }
     }
@@ -96,7 +126,7 @@ fn bump_main(a: &AtomicI64, v: i64) {
 
 #[inline(always)]
 fn bump_main_u(a: &AtomicU64, v: u64) {
-    a.store(a.load(Relaxed).wrapping_add(v), Relaxed);
+    a.store(a.load(Relaxed).saturating_add(v), Relaxed);
 }
 
 /// The gauges of one filter type.
@@ -126,7 +156,7 @@ impl Gauges {
     /// `before` all zero). Main thread only.
     pub fn changed(&self, before: Figures, after: Figures) {
         self.add(after.minus(before));
-        let added = u64::try_from(after.items - before.items).unwrap_or(0);
+        let added = u64::try_from(after.minus(before).items()).unwrap_or(0);
         if added > 0 {
             bump_main_u(&self.added, added);
         }
@@ -280,18 +310,59 @@ pub fn info_fields() -> Vec<(String, i64)> {
         ("cuckoo", &CUCKOO_GAUGES, &CUCKOO_LOOKUPS, "subfilters"),
     ] {
         let f = g.read();
-        out.push((format!("{prefix}_filters"), f.filters));
-        out.push((format!("{prefix}_memory"), f.memory));
-        out.push((format!("{prefix}_items"), f.items));
-        out.push((format!("{prefix}_{sub}"), f.subfilters));
+        out.push((format!("{prefix}_filters"), gauge_value(f.filters.into())));
+        out.push((format!("{prefix}_memory"), gauge_value(f.memory.into())));
+        out.push((format!("{prefix}_items"), gauge_value(f.items())));
+        out.push((format!("{prefix}_{sub}"), gauge_value(f.subfilters.into())));
         out.push((
             format!("{prefix}_items_added"),
-            g.added.load(Relaxed) as i64,
+            gauge_value(g.added.load(Relaxed).into()),
         ));
-        out.push((format!("{prefix}_lookups"), lookups.load(Relaxed) as i64));
+        out.push((
+            format!("{prefix}_lookups"),
+            gauge_value(lookups.load(Relaxed).into()),
+        ));
     }
     for (reason, c) in REASONS.iter().zip(&REFUSED) {
-        out.push((format!("refused_{reason}"), c.load(Relaxed) as i64));
+        out.push((
+            format!("refused_{reason}"),
+            gauge_value(c.load(Relaxed).into()),
+        ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn item_gauges_stay_exact_or_saturate_never_negative() {
+        let g = Gauges::new();
+        let big = Figures::new(1, 100, 1 << 63, 1);
+        let max = Figures::new(1, 100, u64::MAX, 1);
+        g.changed(Figures::default(), big);
+        assert_eq!(g.read().items(), 1 << 63);
+        g.changed(Figures::default(), max);
+        assert_eq!(g.read().items(), (1i128 << 63) + i128::from(u64::MAX));
+        assert_eq!(gauge_value(g.read().items()), i64::MAX);
+        // A command adds one item to the u64::MAX - 1 filter, another is freed.
+        let before = Figures::new(1, 100, u64::MAX - 1, 1);
+        g.changed(Figures::default(), before);
+        g.changed(before, max);
+        g.sub(big);
+        assert_eq!(
+            g.read().items(),
+            2 * i128::from(u64::MAX),
+            "exact after every change"
+        );
+        g.sub(max);
+        g.sub(max);
+        assert_eq!(g.read(), Figures::default());
+        assert_eq!(gauge_value(-5), 0);
+        assert_eq!(gauge_value(7), 7);
+        // The counter of added items saturates too.
+        assert_eq!(g.added.load(Relaxed), u64::MAX);
+        assert_eq!(gauge_value(g.added.load(Relaxed).into()), i64::MAX);
+    }
 }

@@ -96,12 +96,12 @@ impl FilterValue for BloomChain {
         BloomChain::try_clone(self).ok()
     }
     fn figures(&self) -> Figures {
-        Figures {
-            filters: 1,
-            memory: i64::try_from(BloomChain::mem_usage(self)).unwrap_or(i64::MAX),
-            items: i64::try_from(self.items()).unwrap_or(i64::MAX),
-            subfilters: self.links().len() as i64,
-        }
+        Figures::new(
+            1,
+            i64::try_from(BloomChain::mem_usage(self)).unwrap_or(i64::MAX),
+            self.items(),
+            self.links().len() as i64,
+        )
     }
     fn gauges() -> &'static Gauges {
         &BLOOM_GAUGES
@@ -127,12 +127,12 @@ impl FilterValue for CuckooFilter {
         CuckooFilter::try_clone(self, u64::MAX).ok()
     }
     fn figures(&self) -> Figures {
-        Figures {
-            filters: 1,
-            memory: CuckooFilter::mem_usage(self) as i64,
-            items: i64::try_from(self.num_items()).unwrap_or(i64::MAX),
-            subfilters: self.num_filters() as i64,
-        }
+        Figures::new(
+            1,
+            i64::try_from(CuckooFilter::mem_usage(self)).unwrap_or(i64::MAX),
+            self.num_items(),
+            self.num_filters() as i64,
+        )
     }
     fn gauges() -> &'static Gauges {
         &CUCKOO_GAUGES

@@ -290,12 +290,17 @@ impl BloomChain {
     /// LOADCHUNK data: `iter` is the iterator SCANDUMP returned *with* `data`, so
     /// the data covers bytes `iter - 1 - len .. iter - 1`.
     pub fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), BloomError> {
+        // RedisBloom 2.8's checks, in its order (`SBChain_LoadEncodedChunk`):
+        // an iterator below the chunk's length is bad data; a chunk ending
+        // before byte 1 has no link; an empty chunk inside a link loads nothing.
         let len = data.len() as u64;
-        if len == 0 || iter <= 0 {
-            return Err(BloomError::BadChunk);
-        }
-        let end = (iter as u64) - 1;
-        let offset = end.checked_sub(len).ok_or(BloomError::BadChunk)?;
+        let iter = u64::try_from(iter)
+            .ok()
+            .filter(|&i| i > 0 && i >= len)
+            .ok_or(BloomError::BadChunk)?;
+        let offset = (iter - len)
+            .checked_sub(1)
+            .ok_or(BloomError::NoLinkForOffset)?;
         let (index, start) = self
             .locate_index(offset)
             .ok_or(BloomError::NoLinkForOffset)?;

@@ -253,18 +253,24 @@ impl BloomChain {
     }
 
     /// A new filter as RedisBloom's `SB_NewChain` makes it for BF.RESERVE /
-    /// BF.ADD (options NOROUND | FORCE64, plus NO_SCALING when `expansion` is 0,
-    /// then with RedisBloom's default growth 2).
-    pub(super) fn new_redisbloom(
+    /// BF.ADD / BF.INSERT (options NOROUND | FORCE64, plus NO_SCALING when
+    /// `expansion` is 0, then recording `nonscaling_growth`: RedisBloom's
+    /// default 2, or the EXPANSION its BF.INSERT got beside NONSCALING).
+    pub fn new_redisbloom(
         capacity: u64,
         error: f64,
         expansion: u32,
+        nonscaling_growth: u32,
         limits: &Limits,
     ) -> Result<Self, BloomError> {
         let scaling = expansion != 0;
         let rb = RbChain {
             options: OPT_NOROUND | OPT_FORCE64 | if scaling { 0 } else { OPT_NO_SCALING },
-            growth: if scaling { expansion } else { 2 },
+            growth: if scaling {
+                expansion
+            } else {
+                nonscaling_growth
+            },
         };
         let error = if scaling {
             error * TIGHTENING_RATIO

@@ -321,7 +321,10 @@ impl CuckooFilter {
     /// slot bytes at offset `p - 1` of the concatenation of all sub-filters,
     /// at most [`MAX_CHUNK`] bytes and never crossing a sub-filter boundary, as
     /// `(p + len, bytes)`. Past the end (or `p < 0`) → `None`. Filters with
-    /// zero items dump too (fixes quirk Q13).
+    /// zero items dump too (fixes quirk Q13). A filter with RedisBloom's layout
+    /// answers as RedisBloom's `CF_GetEncodedChunk`: an offset inside a
+    /// sub-filter of at most [`MAX_CHUNK`] bytes gets the whole sub-filter, from
+    /// its start, as `(p + its length, bytes)`.
     pub fn scandump_chunk(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
         if iter == 0 {
             return Some((1, Cow::Owned(self.encode_header())));
@@ -329,6 +332,10 @@ impl CuckooFilter {
         let mut off = u64::try_from(iter).ok()?.checked_sub(1)?;
         for sub in &self.subs {
             let len = sub.data.len() as u64;
+            if off < len && self.rb && len <= MAX_CHUNK as u64 {
+                let next = iter.checked_add(i64::try_from(len).ok()?)?;
+                return Some((next, Cow::Borrowed(&sub.data[..])));
+            }
             if off < len {
                 let end = len.min(off.saturating_add(MAX_CHUNK as u64));
                 let chunk = sub.data.get(idx(off)..idx(end))?;

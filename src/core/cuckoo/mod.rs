@@ -73,6 +73,7 @@ mod table;
 mod tests;
 
 pub use filter::CuckooFilter;
+pub use redisbloom::RB_HEADER_LEN;
 
 /// Smallest supported fingerprint width, in bits.
 pub const MIN_FP_BITS: u8 = 4;
