@@ -236,7 +236,7 @@ fn tightening_sets_each_new_links_error_rate() {
             let bpe = want_error.ln().abs() / 0.480453013918201;
             assert_eq!(
                 *hashes,
-                (0.693147180559945 * bpe).ceil() as u32,
+                (std::f64::consts::LN_2 * bpe).ceil() as u32,
                 "{key} link {i}"
             );
             assert_eq!(

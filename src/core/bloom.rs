@@ -803,7 +803,7 @@ impl BloomChain {
         if mem > limits.max_bytes {
             return stop(ScaleLimit::Memory, 0);
         }
-        while target.map_or(true, |t| total < t) {
+        while target.is_none_or(|t| total < t) {
             if links >= max_links {
                 return stop(ScaleLimit::Links, total);
             }

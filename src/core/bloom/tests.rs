@@ -831,7 +831,7 @@ fn scale_to_stops_at_every_limit() {
         ..limits
     };
     let reach = c.scale_to(None, &small).unwrap();
-    assert!(reach >= 100 && reach < 100_000, "{reach}");
+    assert!((100..100_000).contains(&reach), "{reach}");
     assert_eq!(c.scale_to(Some(reach), &small), Ok(reach));
     assert_eq!(c.scale_to(Some(reach + 1), &small), Err(ScaleLimit::Memory));
     // A tight ratio runs out of hash functions (error below ~2^-128) first.
