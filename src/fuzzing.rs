@@ -523,7 +523,14 @@ pub fn args(data: &[u8]) {
             let _ = cbf::format_g(v);
         }
         if let Ok(f) = InfoField::parse(a) {
-            assert!(InfoField::ALL.contains(&f));
+            // The default reply's five fields, or valkey-bloom's single fields.
+            assert!(
+                InfoField::ALL.contains(&f)
+                    || matches!(
+                        f,
+                        InfoField::Error | InfoField::Tightening | InfoField::MaxScaledCapacity
+                    )
+            );
             let _ = f.label();
         }
         if let Ok(p) = ccf::parse_position(a) {
@@ -534,13 +541,26 @@ pub fn args(data: &[u8]) {
     let n = args.count();
     for d in &BLOOM_DEFAULTS {
         if let Ok(p) = cbf::parse_reserve(&args, d) {
-            // The arity parse_reserve allows: key, rate, capacity and up to three options
-            // (EXPANSION x, NONSCALING, LAYOUT l) in any order, a repeated one counting.
-            assert!((4..=9).contains(&n));
+            // The arity parse_reserve allows: key, rate, capacity and up to six options
+            // (EXPANSION x, NONSCALING, LAYOUT l, TIGHTENING r, SEED s, VALIDATESCALETO n)
+            // in any order, a repeated one counting.
+            assert!((4..=15).contains(&n));
+            assert!(p.opts.tightening > 0.0 && p.opts.tightening < 1.0);
+            assert!(p.scale_to.is_none_or(|t| t > 0 && p.expansion > 0));
             assert!(p.error > 0.0 && p.error <= cbf::MAX_ERROR_RATE);
             assert!((1..=crate::core::bloom::MAX_CAPACITY).contains(&p.capacity));
             assert!(p.expansion <= crate::core::bloom::MAX_EXPANSION);
             let _ = BloomChain::new(p.capacity, p.error, p.expansion, &CREATE_LIMITS);
+            if let Ok(c) = BloomChain::with_options(
+                p.capacity,
+                p.error,
+                p.expansion,
+                p.layout,
+                p.opts,
+                &CREATE_LIMITS,
+            ) {
+                let _ = c.scale_to(p.scale_to, &CREATE_LIMITS);
+            }
         }
         if let Ok(a) = cbf::parse_insert(&args, d) {
             assert!(a.items_from >= 3 && a.items_from < n);

@@ -391,6 +391,37 @@ fn blocked_bits_per_item(error: f64, bpe: f64) -> (f64, u32) {
     (hi, blocked_best_k(hi).0)
 }
 
+/// The storage bits of a scaling (not guaranteed) blocked link of `entries` items
+/// for the classic shape's error rate: exactly `LinkShape::blocked(classic,
+/// false)?.bits`, found with the same bisection steps but stopped as soon as both
+/// ends of the interval round to the same whole blocks (bits are monotone in the
+/// bits per item). [`BloomChain::scale_to`] sizes hundreds of future links with it:
+/// the full bisection costs about a millisecond per link.
+fn blocked_scaling_bits(classic: &LinkShape) -> Result<u64, BloomError> {
+    let entries = classic.entries as f64;
+    let bpe = classic.error.ln().abs() / LN2_SQUARED;
+    let bits = |c: f64| -> Result<u64, BloomError> {
+        let bits_f = (entries * c).ceil();
+        if bits_f.is_nan() || bits_f >= (1u64 << 62) as f64 {
+            return Err(BloomError::MemoryCap);
+        }
+        Ok((bits_f as u64).max(1).div_ceil(LINE_BITS) * LINE_BITS)
+    };
+    let (mut lo, mut hi) = (bpe, bpe * 2.0 + 8.0);
+    for _ in 0..48 {
+        if bits(lo)? == bits(hi)? {
+            break;
+        }
+        let mid = (lo + hi) / 2.0;
+        if blocked_best_k(mid).1 <= classic.error {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    bits(hi)
+}
+
 /// One Bloom filter of a chain.
 pub struct Link {
     shape: LinkShape,
@@ -780,6 +811,27 @@ impl BloomChain {
         }
     }
 
+    /// [`next_shape`](Self::next_shape) for sizing only: the same entries, error
+    /// and storage bytes (a blocked link's hash count is not computed).
+    fn next_shape_sized(
+        &self,
+        entries: u64,
+        error: f64,
+        layout: BloomLayout,
+    ) -> Result<LinkShape, BloomError> {
+        if self.rb.is_some() || layout != BloomLayout::Blocked {
+            return self.next_shape(entries, error, layout);
+        }
+        let classic = self.next_shape(entries, error, BloomLayout::Classic)?;
+        let bits = blocked_scaling_bits(&classic)?;
+        Ok(LinkShape {
+            bits,
+            layout: BloomLayout::Blocked,
+            storage: bits / 8,
+            ..classic
+        })
+    }
+
     /// The total capacity the filter reaches when it scales from its first link
     /// until `target` items fit (`Some`), or as far as the limits let it (`None`),
     /// by sizing (not allocating) each link the chain would add. `Ok(total)` is
@@ -807,7 +859,7 @@ impl BloomChain {
             if links >= max_links {
                 return stop(ScaleLimit::Links, total);
             }
-            let next = match self.next_shape(shape.entries, shape.error, shape.layout) {
+            let next = match self.next_shape_sized(shape.entries, shape.error, shape.layout) {
                 Ok(s) => s,
                 Err(BloomError::Full) => return stop(ScaleLimit::NonScaling, total),
                 Err(BloomError::MemoryCap) => return stop(ScaleLimit::Memory, total),

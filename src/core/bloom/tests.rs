@@ -849,3 +849,47 @@ fn scale_to_stops_at_every_limit() {
     let rb = rb_chain(100, 0.01, 2);
     assert_eq!(rb.scale_to(Some(1000), &limits), Ok(1500));
 }
+
+#[test]
+fn fast_blocked_sizing_gives_the_full_sizing_bits() {
+    let mut rng = SplitMix(42);
+    for _ in 0..300 {
+        let entries = 1 + rng.next() % 50_000_000;
+        let error = 10f64.powf(-(1.0 + (rng.next() % 1_000_000) as f64 / 100_000.0));
+        let Ok(classic) = LinkShape::new(entries, error) else {
+            continue;
+        };
+        let full = LinkShape::blocked(classic, false).unwrap();
+        assert_eq!(
+            blocked_scaling_bits(&classic).unwrap(),
+            full.bits,
+            "{entries} at {error}"
+        );
+    }
+    // Each link the simulation sizes is the link the chain then adds.
+    let limits = Limits::default();
+    let mut c =
+        BloomChain::with_options(7, 0.02, 3, BloomLayout::Blocked, opts(0.7, None), &limits)
+            .unwrap();
+    for i in 0..20_000 {
+        c.add(&h(&format!("b{i}")), &limits).unwrap();
+    }
+    let n = c.links().len();
+    let capacity = c.capacity();
+    let bytes: u64 = c.links().iter().map(|l| l.shape().bytes()).sum();
+    let fit = Limits {
+        max_links: n as u32,
+        max_bytes: c.mem_usage(),
+        ..limits
+    };
+    assert_eq!(
+        c.scale_to(None, &fit),
+        Ok(capacity),
+        "{n} links, {bytes} bytes"
+    );
+    let short = Limits {
+        max_bytes: c.mem_usage() - 1,
+        ..fit
+    };
+    assert!(c.scale_to(None, &short).unwrap() < capacity);
+}
