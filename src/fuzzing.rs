@@ -845,6 +845,30 @@ pub fn seeds() -> Vec<Seed> {
             chunks_seed(&d, &[2, 3, 4, 5], 8),
         ));
     }
+    // Bloom header version 2: valkey-bloom's TIGHTENING and SEED, both layouts.
+    for (i, layout) in [BloomLayout::Classic, BloomLayout::Blocked]
+        .into_iter()
+        .enumerate()
+    {
+        let opts = crate::core::bloom::ChainOptions {
+            tightening: 0.7,
+            seed: Some([i as u8 + 5; 32]),
+        };
+        let Ok(mut c) = BloomChain::with_options(10, 0.01, 2, layout, opts, &big) else {
+            continue;
+        };
+        for k in 0..60 {
+            let h = c.hash(format!("item{k}").as_bytes());
+            let _ = c.add(&h, &big);
+        }
+        let d = bloom_dump(&c);
+        out.push(("rdb_bloom", format!("seed-v2-{i}"), rdb_seed(&d)));
+        out.push((
+            "bloom_chunks",
+            format!("seed-v2-{i}"),
+            chunks_seed(&d, &[2, 3, 4, 5], 8),
+        ));
+    }
     // Cuckoo filters.
     let cuckoos: [CuckooSeed; 6] = [
         (8, 2, 20, 1, 8, None, 0, false),
@@ -924,6 +948,9 @@ pub fn seeds() -> Vec<Seed> {
         "CF.LOADCHUNK k 1 data",
         "CF.LOADCHUNK k -1 data",
         "CF.DEBUG k",
+        "BF.INSERT k TIGHTENING 0.7 SEED 0123456789abcdef0123456789abcdef VALIDATESCALETO 5000 ITEMS a",
+        "BF.RESERVE k 0.01 100 TIGHTENING 0.9 SEED 0123456789abcdef0123456789abcdef LAYOUT blocked",
+        "BF.INFO k MAXSCALEDCAPACITY",
     ];
     for (i, a) in argvs.iter().enumerate() {
         out.push((
