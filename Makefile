@@ -76,6 +76,30 @@ CARGO_TEST := CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) test --release --feat
 
 test: deps peers
 	@set -e; for srv in $(TEST_SERVERS); do 	  start=$$(date +%s); 	  if [ $$srv = redis ]; then 	    echo "=== make test: Redis $$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') ==="; 	    $(CARGO_TEST) --all-targets; 	  else 	    bin=$$(scripts/peers.sh $$srv 2>/dev/null | sed -n "s/^$$srv=//p"); 	    if [ -z "$$bin" ]; then echo "=== make test: $$srv not available (scripts/peers.sh $$srv failed) ===" >&2; exit 1; fi; 	    echo "=== make test: $$srv ($$bin) ==="; 	    REDIS_SERVER=$$bin $(CARGO_TEST) --test '*'; 	  fi; 	  echo "=== make test: $$srv passed in $$(( $$(date +%s) - start )) s ==="; 	done
+	@$(MAKE) --no-print-directory dist-check
+
+# Release artifact: dist/ferrobloom-<version>-linux-<arch>.tar.gz (+ .sha256): the module
+# built without the fault-injection feature in CARGO_TARGET_DIR (never TEST_TARGET_DIR, whose
+# .so the integration tests load) and stripped of debug info, redis.conf.example (loading
+# ./libferrobloom.so), README.md, LICENSE and SHA256SUMS. `make dist-check` (the last step of
+# `make test`) builds it, unpacks it and loads the module into Redis and Valkey 9.
+.PHONY: dist dist-check
+DIST_DIR ?= $(CURDIR)/dist
+DIST_VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
+DIST_NAME := ferrobloom-$(DIST_VERSION)-linux-$(shell uname -m)
+dist:
+	$(CARGO) build --release
+	@set -e; stage=$(DIST_DIR)/$(DIST_NAME); rm -rf "$$stage"; mkdir -p "$$stage"; \
+	objcopy --strip-debug $(MODULE_BUILT) "$$stage/$(MODULE_NAME)"; \
+	sed 's|\./target/release/$(MODULE_NAME)|./$(MODULE_NAME)|' redis.conf.example > "$$stage/redis.conf.example"; \
+	cp README.md LICENSE "$$stage/"; \
+	(cd "$$stage" && sha256sum $(MODULE_NAME) redis.conf.example README.md LICENSE > SHA256SUMS); \
+	tar -C $(DIST_DIR) --owner=0 --group=0 -czf $(DIST_DIR)/$(DIST_NAME).tar.gz $(DIST_NAME); \
+	(cd $(DIST_DIR) && sha256sum $(DIST_NAME).tar.gz > $(DIST_NAME).tar.gz.sha256); \
+	rm -rf "$$stage"; \
+	echo "dist: $(DIST_DIR)/$(DIST_NAME).tar.gz ($$(du -k $(DIST_DIR)/$(DIST_NAME).tar.gz | cut -f1) KiB)"
+dist-check: dist
+	@scripts/dist-check.sh $(DIST_DIR)/$(DIST_NAME).tar.gz
 
 # SERVER=redis (default) or SERVER=valkey (Valkey 9.1.2 from `make peers`; valkey8 for 8.1.8).
 SERVER ?= redis

@@ -541,7 +541,14 @@ pub fn args(data: &[u8]) {
             let _ = cbf::format_g(v);
         }
         if let Ok(f) = InfoField::parse(a) {
-            assert!(InfoField::ALL.contains(&f));
+            // The default reply's five fields, or valkey-bloom's single fields.
+            assert!(
+                InfoField::ALL.contains(&f)
+                    || matches!(
+                        f,
+                        InfoField::Error | InfoField::Tightening | InfoField::MaxScaledCapacity
+                    )
+            );
             let _ = f.label();
         }
         if let Ok(p) = ccf::parse_position(a) {
@@ -552,13 +559,26 @@ pub fn args(data: &[u8]) {
     let n = args.count();
     for d in &BLOOM_DEFAULTS {
         if let Ok(p) = cbf::parse_reserve(&args, d) {
-            // The arity parse_reserve allows: key, rate, capacity and up to three options
-            // (EXPANSION x, NONSCALING, LAYOUT l) in any order, a repeated one counting.
-            assert!((4..=9).contains(&n));
+            // The arity parse_reserve allows: key, rate, capacity and up to six options
+            // (EXPANSION x, NONSCALING, LAYOUT l, TIGHTENING r, SEED s, VALIDATESCALETO n)
+            // in any order, a repeated one counting.
+            assert!((4..=15).contains(&n));
+            assert!(p.opts.tightening > 0.0 && p.opts.tightening < 1.0);
+            assert!(p.scale_to.is_none_or(|t| t > 0 && p.expansion > 0));
             assert!(p.error > 0.0 && p.error <= cbf::MAX_ERROR_RATE);
             assert!((1..=crate::core::bloom::MAX_CAPACITY).contains(&p.capacity));
             assert!(p.expansion <= crate::core::bloom::MAX_EXPANSION);
             let _ = BloomChain::new(p.capacity, p.error, p.expansion, &CREATE_LIMITS);
+            if let Ok(c) = BloomChain::with_options(
+                p.capacity,
+                p.error,
+                p.expansion,
+                p.layout,
+                p.opts,
+                &CREATE_LIMITS,
+            ) {
+                let _ = c.scale_to(p.scale_to, &CREATE_LIMITS);
+            }
         }
         if let Ok(a) = cbf::parse_insert(&args, d) {
             assert!(a.items_from >= 3 && a.items_from < n);
@@ -874,6 +894,30 @@ pub fn seeds() -> Vec<Seed> {
             chunks_seed(&d, &[2, 3, 4, 5], 8),
         ));
     }
+    // Bloom header version 2: valkey-bloom's TIGHTENING and SEED, both layouts.
+    for (i, layout) in [BloomLayout::Classic, BloomLayout::Blocked]
+        .into_iter()
+        .enumerate()
+    {
+        let opts = crate::core::bloom::ChainOptions {
+            tightening: 0.7,
+            seed: Some([i as u8 + 5; 32]),
+        };
+        let Ok(mut c) = BloomChain::with_options(10, 0.01, 2, layout, opts, &big) else {
+            continue;
+        };
+        for k in 0..60 {
+            let h = c.hash(format!("item{k}").as_bytes());
+            let _ = c.add(&h, &big);
+        }
+        let d = bloom_dump(&c);
+        out.push(("rdb_bloom", format!("seed-v2-{i}"), rdb_seed(&d)));
+        out.push((
+            "bloom_chunks",
+            format!("seed-v2-{i}"),
+            chunks_seed(&d, &[2, 3, 4, 5], 8),
+        ));
+    }
     // Cuckoo filters.
     let cuckoos: [CuckooSeed; 6] = [
         (8, 2, 20, 1, 8, None, 0, false),
@@ -953,6 +997,9 @@ pub fn seeds() -> Vec<Seed> {
         "CF.LOADCHUNK k 1 data",
         "CF.LOADCHUNK k -1 data",
         "CF.DEBUG k",
+        "BF.INSERT k TIGHTENING 0.7 SEED 0123456789abcdef0123456789abcdef VALIDATESCALETO 5000 ITEMS a",
+        "BF.RESERVE k 0.01 100 TIGHTENING 0.9 SEED 0123456789abcdef0123456789abcdef LAYOUT blocked",
+        "BF.INFO k MAXSCALEDCAPACITY",
     ];
     for (i, a) in argvs.iter().enumerate() {
         out.push((

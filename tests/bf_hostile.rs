@@ -602,3 +602,80 @@ fn replica_with_lower_limits_loads_the_primary_filters() {
         "full sync to a replica with lower limits",
     );
 }
+
+/// Bloom header version 2 (valkey-bloom's TIGHTENING and SEED): every corrupt field of
+/// its 48 extra bytes is refused by LOADCHUNK (RDB and RESTORE share the decoder and its
+/// unit tests), nothing is created,
+/// and the genuine header and chunks still load into the same filter.
+#[test]
+fn version_2_headers_with_corrupt_options_are_refused() {
+    const BAD: &str = "ERR received bad data";
+    let s = Server::start();
+    let mut con = s.conn();
+    let items = text_items("v2:", 400);
+    let mut args: Vec<&[u8]> = vec![
+        b"BF.INSERT",
+        b"v2",
+        b"CAPACITY",
+        b"100",
+        b"TIGHTENING",
+        b"0.75",
+        b"SEED",
+        SEED,
+        b"ITEMS",
+    ];
+    args.extend(items.iter().map(|i| i.as_slice()));
+    q_array(&mut con, &args);
+    let chunks = scandump(&mut con, b"v2");
+    let header = chunks[0].1.clone();
+    assert_eq!((header[4], header[32]), (2, 1), "a seeded version 2 header");
+    let put_f64 = |h: &mut Vec<u8>, v: f64| h[24..32].copy_from_slice(&v.to_bits().to_le_bytes());
+    let mut cases: Vec<(&str, Vec<u8>)> = Vec::new();
+    for (what, v) in [
+        ("tightening 0", 0.0),
+        ("tightening 1", 1.0),
+        ("tightening -0.5", -0.5),
+        ("tightening NaN", f64::NAN),
+        ("tightening inf", f64::INFINITY),
+    ] {
+        let mut h = header.clone();
+        put_f64(&mut h, v);
+        cases.push((what, h));
+    }
+    let mut h = header.clone();
+    h[32] = 3;
+    cases.push(("unknown flag", h));
+    let mut h = header.clone();
+    h[36] = 1;
+    cases.push(("reserved byte", h));
+    let mut h = header.clone();
+    h[32] = 0;
+    cases.push(("seed bytes without the seeded flag", h));
+    let mut h = header.clone();
+    h[32] = 0;
+    h[40..72].fill(0);
+    put_f64(&mut h, 0.5);
+    cases.push(("version 2 with version 1's options", h));
+    let mut h = header.clone();
+    h[4] = 1;
+    cases.push(("version 1 byte on a version 2 header", h));
+    let mut h = header.clone();
+    h[4] = 3;
+    cases.push(("version 3", h));
+    cases.push(("truncated", header[..header.len() - 1].to_vec()));
+    let mut h = header.clone();
+    h.drain(24..72);
+    h[4] = 2;
+    cases.push(("version 2 without its options", h));
+    for (what, h) in &cases {
+        assert_eq!(err_text(loadchunk(&mut con, b"new", 1, h)), BAD, "{what}");
+        assert!(!exists(&mut con, b"new"), "{what}: key created");
+        ping(&mut con);
+    }
+    loadchunks(&mut con, b"copy", &chunks);
+    assert_eq!(
+        digest_value(&mut con, b"copy"),
+        digest_value(&mut con, b"v2")
+    );
+    assert_members(&mut con, b"copy", &items, "version 2 LOADCHUNK");
+}

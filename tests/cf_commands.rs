@@ -23,13 +23,13 @@ fn reserve_shapes_info_and_debug() {
         info(&mut con, b"a"),
         "[+Size,1080,+Number of buckets,512,+Number of filters,1,\
          +Number of items inserted,0,+Number of items deleted,0,+Bucket size,2,\
-         +Expansion rate,1,+Max iterations,20,+Fingerprint size,8,+Error rate,nil]"
+         +Expansion rate,1,+Max iterations,20]"
     );
     assert_eq!(
         info(&mut con3, b"a"),
         "{+Size:1080,+Number of buckets:512,+Number of filters:1,\
          +Number of items inserted:0,+Number of items deleted:0,+Bucket size:2,\
-         +Expansion rate:1,+Max iterations:20,+Fingerprint size:8,+Error rate:nil}"
+         +Expansion rate:1,+Max iterations:20}"
     );
     assert_eq!(
         cf_debug(&mut con, b"a"),
@@ -60,25 +60,23 @@ fn reserve_shapes_info_and_debug() {
     );
     assert_eq!(
         cf_debug(&mut con, b"c"),
-        "bktsize:4 buckets:256 items:0 deletes:0 filters:1 max_iterations:7 expansion:4"
+        "bktsize:4 buckets:256 items:0 deletes:0 filters:1 max_iterations:7 expansion:4 \
+         fpsize:10 error:0.01"
     );
     // 2*4/(2^f - 1) <= 0.01 -> f = 10 bits; 256*4 slots * 10 bits = 1280 bytes.
     assert_eq!(
         info(&mut con, b"c"),
         "[+Size,1336,+Number of buckets,256,+Number of filters,1,\
          +Number of items inserted,0,+Number of items deleted,0,+Bucket size,4,\
-         +Expansion rate,4,+Max iterations,7,+Fingerprint size,10,+Error rate,\"0.01\"]"
+         +Expansion rate,4,+Max iterations,7]"
     );
     assert_eq!(
         info(&mut con3, b"c"),
         "{+Size:1336,+Number of buckets:256,+Number of filters:1,\
          +Number of items inserted:0,+Number of items deleted:0,+Bucket size:4,\
-         +Expansion rate:4,+Max iterations:7,+Fingerprint size:10,+Error rate:0.01}"
+         +Expansion rate:4,+Max iterations:7}"
     );
-    assert_eq!(
-        info_field(&mut con3, b"c", "Error rate"),
-        Value::Double(0.01)
-    );
+    assert_eq!(cf_error_rate(&mut con3, b"c"), "0.01");
 
     // ERROR picks the smallest width >= 8 with 2b/(2^f-1) <= rate.
     for (bs, rate, bits) in [
@@ -96,12 +94,12 @@ fn reserve_shapes_info_and_debug() {
             &format!("CF.RESERVE {key} 64 BUCKETSIZE {bs} ERROR {rate}"),
         );
         assert_eq!(
-            info_int(&mut con, key.as_bytes(), "Fingerprint size"),
+            fp_size(&mut con, key.as_bytes()),
             bits,
             "bucket size {bs}, ERROR {rate}"
         );
         assert_eq!(
-            text(&info_field(&mut con, key.as_bytes(), "Error rate"))
+            cf_error_rate(&mut con, key.as_bytes())
                 .parse::<f64>()
                 .unwrap(),
             rate.parse::<f64>().unwrap()
@@ -154,7 +152,7 @@ fn reserve_shapes_info_and_debug() {
     ok(&mut con, "CF.RESERVE BUCKETSIZE 100");
     assert_eq!(info_int(&mut con, b"BUCKETSIZE", "Bucket size"), 2);
     ok(&mut con, "CF.RESERVE ERROR 100 ERROR 0.001");
-    assert_eq!(info_int(&mut con, b"ERROR", "Fingerprint size"), 12);
+    assert_eq!(fp_size(&mut con, b"ERROR"), 12);
 
     // The same filter from RESP3 and RESP2 clients.
     ok(&mut con3, "CF.RESERVE r3 1000");
@@ -286,14 +284,14 @@ fn insert_commands_in(resp3: bool) {
         format!("[{yes}]")
     );
     assert_eq!(info_int(&mut con, b"i3", "Number of buckets"), 64);
-    assert_eq!(info_int(&mut con, b"i3", "Fingerprint size"), 12);
+    assert_eq!(fp_size(&mut con, b"i3"), 12);
     // Options only apply to creation: an existing filter keeps its shape.
     assert_eq!(
         q(&mut con, "CF.INSERT i2 CAPACITY 5000 ERROR 0.0001 ITEMS b"),
         format!("[{yes}]")
     );
     assert_eq!(info_int(&mut con, b"i2", "Number of buckets"), 64);
-    assert_eq!(info_int(&mut con, b"i2", "Fingerprint size"), 8);
+    assert_eq!(fp_size(&mut con, b"i2"), 8);
 
     // NOCREATE.
     assert_eq!(
@@ -330,7 +328,7 @@ fn insert_commands_in(resp3: bool) {
         "[1]"
     );
     assert_eq!(info_int(&mut con, b"n2", "Number of buckets"), 32);
-    assert_eq!(info_int(&mut con, b"n2", "Fingerprint size"), 9);
+    assert_eq!(fp_size(&mut con, b"n2"), 9);
 
     // No room: -1 (CF.INSERT in RESP3: false); later items are still attempted.
     ok(&mut con, "CF.RESERVE full 4 EXPANSION 0");
@@ -373,18 +371,16 @@ fn auto_creation_uses_the_configured_defaults() {
     config_set(&mut con, "bf.cf-error-rate", "0.001");
 
     // 500 / 4 -> 128 buckets; 8/(2^f-1) <= 0.001 -> 13 bits; expansion 3 -> 4.
-    let want = "bktsize:4 buckets:128 items:1 deletes:0 filters:1 max_iterations:50 expansion:4";
+    let want = "bktsize:4 buckets:128 items:1 deletes:0 filters:1 max_iterations:50 expansion:4 \
+                fpsize:13 error:0.001";
     assert_eq!(q(&mut con, "CF.ADD a x"), "1");
     assert_eq!(q(&mut con, "CF.ADDNX b x"), "1");
     assert_eq!(q(&mut con, "CF.INSERT c ITEMS x"), "[1]");
     assert_eq!(q(&mut con, "CF.INSERTNX d ITEMS x"), "[1]");
     for key in ["a", "b", "c", "d"] {
         assert_eq!(cf_debug(&mut con, key.as_bytes()), want, "{key}");
-        assert_eq!(info_int(&mut con, key.as_bytes(), "Fingerprint size"), 13);
-        assert_eq!(
-            show(&info_field(&mut con, key.as_bytes(), "Error rate")),
-            "\"0.001\""
-        );
+        assert_eq!(fp_size(&mut con, key.as_bytes()), 13);
+        assert_eq!(cf_error_rate(&mut con, key.as_bytes()), "0.001");
     }
     // CAPACITY and ERROR override the configured capacity and rate.
     assert_eq!(
@@ -393,14 +389,16 @@ fn auto_creation_uses_the_configured_defaults() {
     );
     assert_eq!(
         cf_debug(&mut con, b"e"),
-        "bktsize:4 buckets:256 items:1 deletes:0 filters:1 max_iterations:50 expansion:4"
+        "bktsize:4 buckets:256 items:1 deletes:0 filters:1 max_iterations:50 expansion:4 \
+         fpsize:17 error:0.0001"
     );
-    assert_eq!(info_int(&mut con, b"e", "Fingerprint size"), 17);
+    assert_eq!(fp_size(&mut con, b"e"), 17);
     // CF.RESERVE takes the configured defaults for what it does not say ...
     ok(&mut con, "CF.RESERVE f 1000");
     assert_eq!(
         cf_debug(&mut con, b"f"),
-        "bktsize:4 buckets:256 items:0 deletes:0 filters:1 max_iterations:50 expansion:4"
+        "bktsize:4 buckets:256 items:0 deletes:0 filters:1 max_iterations:50 expansion:4 \
+         fpsize:13 error:0.001"
     );
     // ... and explicit options win.
     ok(
@@ -409,15 +407,15 @@ fn auto_creation_uses_the_configured_defaults() {
     );
     assert_eq!(
         cf_debug(&mut con, b"g"),
-        "bktsize:2 buckets:512 items:0 deletes:0 filters:1 max_iterations:20 expansion:1"
+        "bktsize:2 buckets:512 items:0 deletes:0 filters:1 max_iterations:20 expansion:1 error:0.5"
     );
-    assert_eq!(info_int(&mut con, b"g", "Fingerprint size"), 8);
+    assert_eq!(fp_size(&mut con, b"g"), 8);
 
     // bf.cf-error-rate 0 = RedisBloom's 8-bit fingerprints, no rate.
     config_set(&mut con, "bf.cf-error-rate", "0");
     assert_eq!(q(&mut con, "CF.ADD h x"), "1");
-    assert_eq!(info_int(&mut con, b"h", "Fingerprint size"), 8);
-    assert_eq!(show(&info_field(&mut con, b"h", "Error rate")), "nil");
+    assert_eq!(fp_size(&mut con, b"h"), 8);
+    assert_eq!(cf_error_rate(&mut con, b"h"), "nil");
 
     // The INSERT capacity bound follows bf.cf-bucket-size (4 -> at least 8).
     assert_eq!(
@@ -476,10 +474,10 @@ fn scandump_protocol_and_header_layout() {
         assert_eq!(*next, it + data.len() as i64);
         it = *next;
     }
-    // Past the end: [0, nil] in both protocols; same for any far iterator.
+    // Past the end: [0, ""] (RedisBloom: [0, nil]) in both protocols; same for any far iterator.
     for c in [&mut con, &mut con3] {
-        assert_eq!(q(c, &format!("CF.SCANDUMP k {it}")), "[0,nil]");
-        assert_eq!(q(c, "CF.SCANDUMP k 999999999999"), "[0,nil]");
+        assert_eq!(q(c, &format!("CF.SCANDUMP k {it}")), "[0,\"\"]");
+        assert_eq!(q(c, "CF.SCANDUMP k 999999999999"), "[0,\"\"]");
     }
     // A mid-sub-filter iterator returns the rest of that sub-filter.
     let v = raw(&mut con, &["CF.SCANDUMP", "k", "11"]);
@@ -723,7 +721,7 @@ fn reserve_and_insert_error_texts() {
     assert_eq!(q(&mut con, "CF.INSERT e4 CAPACITY 4 ITEMS a"), "[1]");
     ok(&mut con, "CF.RESERVE e5 100 ERROR 1e-3");
     ok(&mut con, "CF.RESERVE e6 100 ERROR .5");
-    assert_eq!(info_int(&mut con, b"e5", "Fingerprint size"), 12);
+    assert_eq!(fp_size(&mut con, b"e5"), 12);
 }
 
 #[test]
@@ -902,8 +900,8 @@ fn false_positive_rates_on_a_live_server() {
             .iter()
             .all(|p| *p));
     }
-    assert!(info_int(&mut con, b"fpr-e", "Fingerprint size") > 8);
-    assert_eq!(info_int(&mut con, b"fpr8", "Fingerprint size"), 8);
+    assert!(fp_size(&mut con, b"fpr-e") > 8);
+    assert_eq!(fp_size(&mut con, b"fpr8"), 8);
     // The 8-bit filter does produce false positives (the probes test something), and
     // the ERROR option cuts them by much more than 4x.
     assert!(measured[0] > 0.002, "8-bit FPR {}", measured[0]);

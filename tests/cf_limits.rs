@@ -436,7 +436,7 @@ fn compaction_after_loading_split_chunks_matches_the_original() {
     ] {
         ok(&mut con, "FLUSHALL");
         ok(&mut con, &format!("CF.RESERVE src 48 {opts}"));
-        assert_eq!(info_int(&mut con, b"src", "Fingerprint size"), bits);
+        assert_eq!(fp_size(&mut con, b"src"), bits);
         let items = names("split", 1200);
         insert_ok(&mut con, b"src", &items);
         assert!(filters(&mut con, b"src") >= 3);

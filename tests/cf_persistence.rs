@@ -68,7 +68,8 @@ fn aof_rewrite_then_more_writes_replays_everything() {
     let auto = set.last().unwrap().key.clone();
     assert_eq!(
         cf_debug(&mut con, &auto),
-        "bktsize:4 buckets:128 items:300 deletes:0 filters:1 max_iterations:50 expansion:2"
+        "bktsize:4 buckets:128 items:300 deletes:0 filters:1 max_iterations:50 expansion:2 \
+         fpsize:13 error:0.001"
     );
     let snap = snapshot(&mut con, &set);
     let digest = db_digest(&mut con);
@@ -300,7 +301,8 @@ fn replica_sees_every_write() {
     config_set(&mut p, "bf.cf-max-iterations", "50");
     config_set(&mut p, "bf.cf-expansion-factor", "2");
     config_set(&mut p, "bf.cf-error-rate", "0.001");
-    let want = "bktsize:4 buckets:128 items:1 deletes:0 filters:1 max_iterations:50 expansion:2";
+    let want = "bktsize:4 buckets:128 items:1 deletes:0 filters:1 max_iterations:50 expansion:2 \
+                fpsize:13 error:0.001";
     for (key, cmd) in [
         ("auto:add", "CF.ADD auto:add x"),
         ("auto:addnx", "CF.ADDNX auto:addnx x"),
@@ -353,8 +355,8 @@ fn replica_sees_every_write() {
     let v = raw(&mut r, &["CONFIG", "GET", "bf.cf-max-expansions"]);
     assert_eq!(show(&v), "[\"bf.cf-max-expansions\",\"2\"]");
     assert_eq!(info_int(&mut r, b"auto:add", "Bucket size"), 4);
-    assert_eq!(info_int(&mut r, b"auto:add", "Fingerprint size"), 13);
-    assert_eq!(info_int(&mut r, b"auto:cap", "Fingerprint size"), 17);
+    assert_eq!(fp_size(&mut r, b"auto:add"), 13);
+    assert_eq!(fp_size(&mut r, b"auto:cap"), 17);
     // CF.COMPACT is a write command: a read-only replica refuses it.
     for cmd in [
         "CF.COMPACT cf:grown",

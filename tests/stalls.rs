@@ -582,3 +582,49 @@ fn refused_payloads_do_not_flood_the_log() {
     );
     assert!(!s.log().contains("RedisBloom's own format"));
 }
+
+/// valkey-bloom's VALIDATESCALETO and `BF.INFO … MAXSCALEDCAPACITY` size every link
+/// the filter could grow (at most `bf.bf-max-links`, here the ceiling of 1024), not
+/// the bits: bounded, for both layouts (a blocked link's full sizing costs about a
+/// millisecond; the check stops its bisection as soon as the whole blocks are known).
+#[test]
+fn validatescaleto_and_maxscaledcapacity_are_bounded() {
+    let s = server();
+    let mut con = s.conn();
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("bf.bf-max-links")
+        .arg("1024")
+        .query(&mut con)
+        .unwrap();
+    for layout in ["classic", "blocked"] {
+        for (cap, exp) in [("1", "1"), ("1000", "2")] {
+            let key = format!("{layout}-{cap}");
+            let args: Vec<&str> = vec![
+                "BF.RESERVE",
+                &key,
+                "0.0001",
+                cap,
+                "LAYOUT",
+                layout,
+                "EXPANSION",
+                exp,
+                "TIGHTENING",
+                "0.99",
+                "VALIDATESCALETO",
+                "100000000000",
+            ];
+            let b: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+            let v = assert_fast(&mut con, &format!("VALIDATESCALETO {key}"), &b);
+            assert!(format!("{v:?}").contains("VALIDATESCALETO"), "{v:?}");
+            let b: Vec<&[u8]> = args[..10].iter().map(|a| a.as_bytes()).collect();
+            assert_fast(&mut con, &format!("BF.RESERVE {key}"), &b);
+            let v = assert_fast(
+                &mut con,
+                &format!("MAXSCALEDCAPACITY {key}"),
+                &[b"BF.INFO", key.as_bytes(), b"MAXSCALEDCAPACITY"],
+            );
+            assert!(matches!(&v, Value::Array(a) if matches!(a[0], Value::Int(n) if n > 0)));
+        }
+    }
+}

@@ -9,7 +9,7 @@ use std::ffi::CStr;
 use super::errors::{self as e, CmdError};
 use super::lenient::{self, Origin};
 use super::parse::{is_keyword, parse_f64, parse_i64, scan_until_items, ArgList, InsertArgs};
-use crate::core::bloom::{BloomLayout, MAX_CAPACITY, MAX_EXPANSION};
+use crate::core::bloom::{BloomLayout, ChainOptions, MAX_CAPACITY, MAX_EXPANSION};
 
 /// RedisBloom stores error rates above this as this (with a log line).
 pub const MAX_ERROR_RATE: f64 = 0.25;
@@ -36,7 +36,69 @@ pub struct CreateParams {
     /// header's `growth`): 2, or the EXPANSION RedisBloom 2.x's BF.INSERT was
     /// given beside NONSCALING.
     pub nonscaling_growth: u32,
+    /// valkey-bloom's `TIGHTENING ratio` and `SEED 32-bytes` (default: RedisBloom's
+    /// 0.5, no seed).
+    pub opts: ChainOptions,
+    /// valkey-bloom's `VALIDATESCALETO n`: refuse the creation when the filter
+    /// could never hold `n` items (checked by the handler against the limits).
+    pub scale_to: Option<u64>,
 }
+
+/// The valkey-bloom options shared by BF.RESERVE and BF.INSERT.
+#[derive(Default)]
+struct ValkeyOptions {
+    tightening: Option<f64>,
+    seed: Option<[u8; 32]>,
+    scale_to: Option<u64>,
+}
+
+impl ValkeyOptions {
+    /// Parses the value of `kw` if it is one of the options; `Ok(false)` if not.
+    fn take(&mut self, kw: &str, v: &[u8]) -> Result<bool, CmdError> {
+        match kw {
+            "TIGHTENING" => {
+                let r = parse_f64(v).ok_or(e::BAD_TIGHTENING)?;
+                if !(r > 0.0 && r < 1.0) {
+                    return Err(e::TIGHTENING_RANGE.into());
+                }
+                self.tightening = Some(r);
+            }
+            "SEED" => {
+                let seed: [u8; 32] = v.try_into().map_err(|_| e::INVALID_SEED)?;
+                self.seed = Some(seed);
+            }
+            "VALIDATESCALETO" => {
+                self.scale_to = Some(match parse_i64(v) {
+                    Some(0) => return Err(e::SCALE_TO_ZERO.into()),
+                    Some(n) if n > 0 => n as u64,
+                    _ => return Err(e::SCALE_TO_BAD.into()),
+                });
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The final checks, once the expansion and layout are known.
+    fn finish(&self, expansion: u32, layout: BloomLayout) -> Result<ChainOptions, CmdError> {
+        if self.scale_to.is_some() && expansion == 0 {
+            return Err(e::NONSCALING_SCALE_TO.into());
+        }
+        let opts = ChainOptions {
+            tightening: self
+                .tightening
+                .unwrap_or(ChainOptions::default().tightening),
+            seed: self.seed,
+        };
+        if layout == BloomLayout::RedisBloom && !opts.is_default() {
+            return Err(e::REDISBLOOM_LAYOUT_OPTIONS.into());
+        }
+        Ok(opts)
+    }
+}
+
+/// The valued keywords of valkey-bloom's options.
+const VALKEY_OPTIONS: [&str; 3] = ["TIGHTENING", "SEED", "VALIDATESCALETO"];
 
 fn parse_layout(v: &[u8]) -> Result<BloomLayout, CmdError> {
     BloomLayout::from_name(v).ok_or_else(|| e::BAD_LAYOUT.into())
@@ -50,7 +112,8 @@ fn expansion_for(nonscaling: bool, explicit: Option<u32>, d: &BloomDefaults) -> 
     }
 }
 
-/// `BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]`
+/// `BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
+/// [LAYOUT layout] [TIGHTENING ratio] [SEED 32-bytes] [VALIDATESCALETO n]`
 pub fn parse_reserve<'a>(
     args: &impl ArgList<'a>,
     d: &BloomDefaults,
@@ -98,7 +161,7 @@ fn reserve_strict<'a>(
     max_error: f64,
 ) -> Result<CreateParams, CmdError> {
     let n = args.count();
-    if !(4..=9).contains(&n) {
+    if !(4..=15).contains(&n) {
         return Err(CmdError::WrongArity);
     }
     let error = args.arg(2).and_then(parse_f64).ok_or(e::BAD_ERROR_RATE)?;
@@ -115,9 +178,13 @@ fn reserve_strict<'a>(
     let mut nonscaling = false;
     let mut expansion: Option<i64> = None;
     let mut layout = d.layout;
+    let mut valkey = ValkeyOptions::default();
     let mut i = 4;
     while let Some(a) = args.arg(i) {
-        if is_keyword(a, "NONSCALING") {
+        if let Some(kw) = VALKEY_OPTIONS.iter().find(|k| is_keyword(a, k)) {
+            valkey.take(kw, args.arg(i + 1).ok_or(CmdError::WrongArity)?)?;
+            i += 2;
+        } else if is_keyword(a, "NONSCALING") {
             nonscaling = true;
             i += 1;
         } else if is_keyword(a, "EXPANSION") {
@@ -138,17 +205,25 @@ fn reserve_strict<'a>(
         Some(x) => Some(x as u32),
         None => None,
     };
+    let expansion = expansion_for(nonscaling, explicit, d);
     Ok(CreateParams {
         error: error.min(max_error),
         capacity: capacity as u64,
-        expansion: expansion_for(nonscaling, explicit, d),
+        expansion,
         layout,
         nonscaling_growth: 2,
+        opts: valkey.finish(expansion, layout)?,
+        scale_to: valkey.scale_to,
     })
 }
 
 /// `BF.INSERT key [CAPACITY cap] [ERROR err] [EXPANSION exp] [NOCREATE]
-/// [NONSCALING] ITEMS item [item ...]`
+/// [NONSCALING] [LAYOUT layout] [TIGHTENING ratio] [SEED 32-bytes]
+/// [VALIDATESCALETO n] ITEMS item [item ...]`
+///
+/// valkey-bloom's TIGHTENING, SEED and VALIDATESCALETO only matter when the
+/// command creates the filter (as CAPACITY and ERROR); with NOCREATE they are
+/// checked and ignored.
 pub fn parse_insert<'a>(
     args: &impl ArgList<'a>,
     d: &BloomDefaults,
@@ -165,11 +240,23 @@ fn insert_strict<'a>(
     let (mut capacity, mut error, mut expansion) = (None, None, None);
     let mut layout = d.layout;
     let (mut nocreate, mut nonscaling) = (false, false);
+    let mut valkey = ValkeyOptions::default();
     let items_from = scan_until_items(
         args,
         &["NOCREATE", "NONSCALING"],
-        &["CAPACITY", "ERROR", "EXPANSION", "LAYOUT"],
+        &[
+            "CAPACITY",
+            "ERROR",
+            "EXPANSION",
+            "LAYOUT",
+            "TIGHTENING",
+            "SEED",
+            "VALIDATESCALETO",
+        ],
         |kw, v| {
+            if valkey.take(kw, v)? {
+                return Ok(());
+            }
             match kw {
                 "CAPACITY" => {
                     let c = parse_i64(v)
@@ -200,12 +287,16 @@ fn insert_strict<'a>(
     if nocreate && (capacity.is_some() || error.is_some()) {
         return Err(e::NOCREATE_WITH_OPTIONS.into());
     }
+    let expansion = expansion_for(nonscaling, expansion, d);
+    let opts = valkey.finish(expansion, layout)?;
     let create = (!nocreate).then(|| CreateParams {
         error: error.unwrap_or(d.error),
         capacity: capacity.unwrap_or(d.capacity),
-        expansion: expansion_for(nonscaling, expansion, d),
+        expansion,
         layout,
         nonscaling_growth: 2,
+        opts,
+        scale_to: valkey.scale_to,
     });
     Ok(InsertArgs { create, items_from })
 }
@@ -227,6 +318,10 @@ pub enum InfoField {
     Filters,
     Items,
     Expansion,
+    /// valkey-bloom's single fields (never in the default reply).
+    Error,
+    Tightening,
+    MaxScaledCapacity,
 }
 
 impl InfoField {
@@ -245,6 +340,9 @@ impl InfoField {
             (InfoField::Filters, "FILTERS"),
             (InfoField::Items, "ITEMS"),
             (InfoField::Expansion, "EXPANSION"),
+            (InfoField::Error, "ERROR"),
+            (InfoField::Tightening, "TIGHTENING"),
+            (InfoField::MaxScaledCapacity, "MAXSCALEDCAPACITY"),
         ] {
             if is_keyword(a, name) {
                 return Ok(f);
@@ -261,6 +359,9 @@ impl InfoField {
             InfoField::Filters => c"Number of filters",
             InfoField::Items => c"Number of items inserted",
             InfoField::Expansion => c"Expansion rate",
+            InfoField::Error => c"Error rate",
+            InfoField::Tightening => c"Tightening ratio",
+            InfoField::MaxScaledCapacity => c"Max scaled capacity",
         }
     }
 }
@@ -325,6 +426,8 @@ mod tests {
                 expansion: 2,
                 layout: BloomLayout::Blocked,
                 nonscaling_growth: 2,
+                opts: ChainOptions::default(),
+                scale_to: None,
             }
         );
         let p = reserve(&["bf.reserve", "k", "0.01", "10", "expansion", "4"]).unwrap();
@@ -522,6 +625,8 @@ mod tests {
                 expansion: 2,
                 layout: BloomLayout::Blocked,
                 nonscaling_growth: 2,
+                opts: ChainOptions::default(),
+                scale_to: None,
             })
         );
         let a = insert(&[
@@ -545,6 +650,8 @@ mod tests {
                 expansion: 4,
                 layout: BloomLayout::Blocked,
                 nonscaling_growth: 2,
+                opts: ChainOptions::default(),
+                scale_to: None,
             })
         );
         assert_eq!(a.items_from, 9);
@@ -630,6 +737,118 @@ mod tests {
             ])),
             "ERR NOCREATE cannot be combined with CAPACITY or ERROR"
         );
+    }
+
+    #[test]
+    fn valkey_bloom_options() {
+        let seed = "0123456789abcdef0123456789abcdef";
+        let p = reserve(&[
+            "BF.RESERVE",
+            "k",
+            "0.01",
+            "10",
+            "TIGHTENING",
+            "0.9",
+            "SEED",
+            seed,
+            "VALIDATESCALETO",
+            "1000",
+        ])
+        .unwrap();
+        assert_eq!(p.opts.tightening, 0.9);
+        assert_eq!(p.opts.seed, Some(*b"0123456789abcdef0123456789abcdef"));
+        assert_eq!(p.scale_to, Some(1000));
+        let a = insert(&[
+            "BF.INSERT",
+            "k",
+            "tightening",
+            "0.25",
+            "seed",
+            seed,
+            "validatescaleto",
+            "7",
+            "ITEMS",
+            "a",
+        ])
+        .unwrap();
+        let c = a.create.unwrap();
+        assert_eq!((c.opts.tightening, c.scale_to), (0.25, Some(7)));
+        assert_eq!(a.items_from, 9);
+        // Defaults: RedisBloom's ratio, no seed, no check.
+        let c = insert(&["BF.INSERT", "k", "ITEMS", "a"])
+            .unwrap()
+            .create
+            .unwrap();
+        assert_eq!((c.opts, c.scale_to), (ChainOptions::default(), None));
+        for (args, want) in [
+            (&["TIGHTENING", "x"][..], "ERR bad tightening ratio"),
+            (
+                &["TIGHTENING", "1"][..],
+                "ERR (0 < tightening ratio range < 1)",
+            ),
+            (
+                &["TIGHTENING", "0"][..],
+                "ERR (0 < tightening ratio range < 1)",
+            ),
+            (
+                &["TIGHTENING", "-0.5"][..],
+                "ERR (0 < tightening ratio range < 1)",
+            ),
+            (&["SEED", "short"][..], "ERR invalid seed"),
+            (
+                &["SEED", "0123456789abcdef0123456789abcdef0"][..],
+                "ERR invalid seed",
+            ),
+            (
+                &["VALIDATESCALETO", "0"][..],
+                "ERR (capacity should be larger than 0)",
+            ),
+            (&["VALIDATESCALETO", "-1"][..], "ERR bad capacity"),
+            (&["VALIDATESCALETO", "x"][..], "ERR bad capacity"),
+            (
+                &["NONSCALING", "VALIDATESCALETO", "10"][..],
+                "ERR cannot use NONSCALING and VALIDATESCALETO options together",
+            ),
+            (
+                &["EXPANSION", "0", "VALIDATESCALETO", "10"][..],
+                "ERR cannot use NONSCALING and VALIDATESCALETO options together",
+            ),
+            (
+                &["LAYOUT", "redisbloom", "TIGHTENING", "0.6"][..],
+                "ERR TIGHTENING and SEED cannot be used with LAYOUT redisbloom",
+            ),
+            (
+                &["LAYOUT", "redisbloom", "SEED", seed][..],
+                "ERR TIGHTENING and SEED cannot be used with LAYOUT redisbloom",
+            ),
+        ] {
+            let mut r = vec!["BF.RESERVE", "k", "0.01", "10"];
+            r.extend_from_slice(args);
+            assert_eq!(err(reserve(&r)), want, "{r:?}");
+            let mut i = vec!["BF.INSERT", "k"];
+            i.extend_from_slice(args);
+            i.extend_from_slice(&["ITEMS", "a"]);
+            assert_eq!(err(insert(&i)), want, "{i:?}");
+        }
+        // A missing value.
+        for kw in VALKEY_OPTIONS {
+            assert_eq!(
+                err(reserve(&["BF.RESERVE", "k", "0.01", "10", kw])),
+                "ERR wrong number of arguments"
+            );
+        }
+        // The redisbloom layout with the default ratio is fine.
+        assert!(reserve(&[
+            "BF.RESERVE",
+            "k",
+            "0.01",
+            "10",
+            "LAYOUT",
+            "redisbloom",
+            "TIGHTENING",
+            "0.5"
+        ])
+        .is_ok());
     }
 
     #[test]

@@ -71,6 +71,37 @@ pub const BAD_LAYOUT: &str = "ERR bad layout (expected classic, blocked or redis
 /// ferrobloom enforces the documented rule RedisBloom ignores (quirk Q5).
 pub const NOCREATE_WITH_OPTIONS: &str = "ERR NOCREATE cannot be combined with CAPACITY or ERROR";
 
+// valkey-bloom's BF.INSERT / BF.RESERVE options (TIGHTENING, SEED, VALIDATESCALETO),
+// with valkey-bloom 1.0's texts.
+pub const BAD_TIGHTENING: &str = "ERR bad tightening ratio";
+pub const TIGHTENING_RANGE: &str = "ERR (0 < tightening ratio range < 1)";
+pub const INVALID_SEED: &str = "ERR invalid seed";
+pub const SCALE_TO_ZERO: &str = "ERR (capacity should be larger than 0)";
+pub const SCALE_TO_BAD: &str = "ERR bad capacity";
+pub const NONSCALING_SCALE_TO: &str =
+    "ERR cannot use NONSCALING and VALIDATESCALETO options together";
+pub const SCALE_TO_MEMORY: &str =
+    "ERR provided VALIDATESCALETO causes bloom object to exceed memory limit";
+pub const SCALE_TO_ERROR_RATE: &str =
+    "ERR provided VALIDATESCALETO causes false positive to degrade to 0";
+/// ferrobloom's own: its link limit, which valkey-bloom's check does not have.
+pub const SCALE_TO_LINKS: &str =
+    "ERR provided VALIDATESCALETO exceeds the maximum number of sub-filters (bf.bf-max-links)";
+/// ferrobloom's own: RedisBloom's layout and header have no room for them.
+pub const REDISBLOOM_LAYOUT_OPTIONS: &str =
+    "ERR TIGHTENING and SEED cannot be used with LAYOUT redisbloom";
+
+/// Maps why a filter cannot scale to a VALIDATESCALETO target to its reply.
+pub fn scale_limit(l: crate::core::bloom::ScaleLimit) -> CmdError {
+    use crate::core::bloom::ScaleLimit::*;
+    CmdError::Text(match l {
+        Memory => SCALE_TO_MEMORY,
+        Links => SCALE_TO_LINKS,
+        ErrorRate => SCALE_TO_ERROR_RATE,
+        NonScaling => NONSCALING_SCALE_TO,
+    })
+}
+
 // Creation and insertion.
 pub const NO_MEMORY_CREATE: &str = "ERR Insufficient memory to create filter";
 pub const BF_COULD_NOT_CREATE: &str = "ERR could not create filter";

@@ -34,7 +34,7 @@
 use super::bf::{BloomDefaults, CreateParams};
 use super::errors::{self as e, CmdError};
 use super::parse::{is_keyword, parse_f64, parse_i64, ArgList, InsertArgs};
-use crate::core::bloom::BloomLayout;
+use crate::core::bloom::{BloomLayout, ChainOptions};
 use crate::core::cuckoo::{CuckooParams, DEFAULT_FP_BITS};
 
 /// Who wrote the command being parsed.
@@ -92,6 +92,8 @@ fn bloom_params(
         expansion: if nonscaling { 0 } else { growth },
         layout: BloomLayout::RedisBloom,
         nonscaling_growth: growth,
+        opts: ChainOptions::default(),
+        scale_to: None,
     })
 }
 
@@ -105,6 +107,8 @@ pub fn bf_add_params(d: &BloomDefaults) -> CreateParams {
         expansion: RB2_BF_EXPANSION,
         layout: BloomLayout::RedisBloom,
         nonscaling_growth: 2,
+        opts: ChainOptions::default(),
+        scale_to: None,
     }
 }
 
@@ -397,6 +401,8 @@ mod tests {
             expansion,
             layout: BloomLayout::RedisBloom,
             nonscaling_growth: if expansion == 0 { 2 } else { expansion },
+            opts: ChainOptions::default(),
+            scale_to: None,
         }
     }
 

@@ -56,7 +56,8 @@ pub(crate) use encoding::Reader;
 #[cfg(test)]
 use encoding::HEADER_FIXED;
 pub use encoding::{
-    HEADER_MAGIC, HEADER_VERSION, LAYOUT_BLOCKED, LAYOUT_CLASSIC, LAYOUT_REDISBLOOM,
+    HEADER_MAGIC, HEADER_VERSION, HEADER_VERSION_OPTIONS, LAYOUT_BLOCKED, LAYOUT_CLASSIC,
+    LAYOUT_REDISBLOOM,
 };
 pub use merge::{hash_alike, MergeError, MergePlan};
 pub use redisbloom::{RbChain, RB_MAX_HASHES};
@@ -392,6 +393,37 @@ fn blocked_bits_per_item(error: f64, bpe: f64) -> (f64, u32) {
     (hi, blocked_best_k(hi).0)
 }
 
+/// The storage bits of a scaling (not guaranteed) blocked link of `entries` items
+/// for the classic shape's error rate: exactly `LinkShape::blocked(classic,
+/// false)?.bits`, found with the same bisection steps but stopped as soon as both
+/// ends of the interval round to the same whole blocks (bits are monotone in the
+/// bits per item). [`BloomChain::scale_to`] sizes hundreds of future links with it:
+/// the full bisection costs about a millisecond per link.
+fn blocked_scaling_bits(classic: &LinkShape) -> Result<u64, BloomError> {
+    let entries = classic.entries as f64;
+    let bpe = classic.error.ln().abs() / LN2_SQUARED;
+    let bits = |c: f64| -> Result<u64, BloomError> {
+        let bits_f = (entries * c).ceil();
+        if bits_f.is_nan() || bits_f >= (1u64 << 62) as f64 {
+            return Err(BloomError::MemoryCap);
+        }
+        Ok((bits_f as u64).max(1).div_ceil(LINE_BITS) * LINE_BITS)
+    };
+    let (mut lo, mut hi) = (bpe, bpe * 2.0 + 8.0);
+    for _ in 0..48 {
+        if bits(lo)? == bits(hi)? {
+            break;
+        }
+        let mid = (lo + hi) / 2.0;
+        if blocked_best_k(mid).1 <= classic.error {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    bits(hi)
+}
+
 /// One Bloom filter of a chain.
 pub struct Link {
     shape: LinkShape,
@@ -570,6 +602,49 @@ fn block_insert(line: &mut Line, hi: u64, k: u32) {
     }
 }
 
+/// Per-filter parameters beyond RedisBloom's (valkey-bloom's `TIGHTENING` and
+/// `SEED`), persisted in header version 2.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChainOptions {
+    /// Each new link's error rate is the previous link's times this (strictly
+    /// between 0 and 1; RedisBloom's fixed value is [`TIGHTENING_RATIO`]). The
+    /// first link of a scaling chain always has half the filter's error rate, as
+    /// in RedisBloom, so the default keeps RedisBloom's sizes.
+    pub tightening: f64,
+    /// A 32-byte seed that changes the item hashing ([`HashScheme::Xxh3Seeded`]);
+    /// `None`: XXH3 with seed 0, as every unseeded ferrobloom filter.
+    pub seed: Option<[u8; 32]>,
+}
+
+impl Default for ChainOptions {
+    fn default() -> Self {
+        ChainOptions {
+            tightening: TIGHTENING_RATIO,
+            seed: None,
+        }
+    }
+}
+
+impl ChainOptions {
+    /// True when the options are RedisBloom's (header version 1 describes them).
+    pub fn is_default(&self) -> bool {
+        self.tightening == TIGHTENING_RATIO && self.seed.is_none()
+    }
+}
+
+/// What stops a chain from scaling further ([`BloomChain::scale_to`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScaleLimit {
+    /// The next link would exceed the per-filter memory cap (or overflow).
+    Memory,
+    /// The next link would exceed the maximum number of links.
+    Links,
+    /// The next link's error rate needs more than [`MAX_HASHES`] hash functions.
+    ErrorRate,
+    /// The filter is non-scaling.
+    NonScaling,
+}
+
 /// A scalable (or non-scaling) Bloom filter: RedisBloom's `MBbloom--` value.
 pub struct BloomChain {
     links: Vec<Link>,
@@ -580,6 +655,8 @@ pub struct BloomChain {
     /// Set for filters migrated from RedisBloom: they keep its hashing, bit
     /// indexing, link sizing and header (see `redisbloom.rs`).
     rb: Option<RbChain>,
+    /// Tightening ratio and seed (defaults for RedisBloom chains).
+    opts: ChainOptions,
 }
 
 /// The fixed part of `mem_usage`, per RedisBloom's formula (spec 8.3).
@@ -606,12 +683,42 @@ impl BloomChain {
         layout: BloomLayout,
         limits: &Limits,
     ) -> Result<Self, BloomError> {
+        Self::with_options(
+            capacity,
+            error,
+            expansion,
+            layout,
+            ChainOptions::default(),
+            limits,
+        )
+    }
+
+    /// Creates a filter with a tightening ratio and seed ([`ChainOptions`]).
+    /// RedisBloom's layout takes only the defaults (its header cannot record others).
+    pub fn with_options(
+        capacity: u64,
+        error: f64,
+        expansion: u32,
+        layout: BloomLayout,
+        opts: ChainOptions,
+        limits: &Limits,
+    ) -> Result<Self, BloomError> {
         if layout == BloomLayout::RedisBloom {
+            if !opts.is_default() {
+                return Err(BloomError::InvalidParams(
+                    "the RedisBloom layout takes no tightening ratio or seed",
+                ));
+            }
             // Any `unsigned` growth, as RedisBloom 2.x (its primary may send one).
             return Self::new_redisbloom(capacity, error, expansion, 2, limits);
         }
         if expansion > MAX_EXPANSION {
             return Err(BloomError::InvalidParams("expansion out of range"));
+        }
+        if !(opts.tightening > 0.0 && opts.tightening < 1.0) {
+            return Err(BloomError::InvalidParams(
+                "tightening ratio must be in (0, 1)",
+            ));
         }
         let shape = if expansion == 0 {
             LinkShape::with_layout(capacity, error, layout, true)?
@@ -623,6 +730,7 @@ impl BloomChain {
             items: 0,
             expansion,
             rb: None,
+            opts,
         };
         chain.push_link(shape, limits)?;
         Ok(chain)
@@ -670,19 +778,7 @@ impl BloomChain {
             None => return Err(BloomError::InvalidParams("filter has no links")),
         };
         if full {
-            let shape = match self.rb {
-                Some(rb) => rb.next_link(next.0, next.1)?,
-                None => {
-                    if self.expansion == 0 {
-                        return Err(BloomError::Full);
-                    }
-                    let entries = next
-                        .0
-                        .checked_mul(u64::from(self.expansion))
-                        .ok_or(BloomError::MemoryCap)?;
-                    LinkShape::with_layout(entries, next.1 * TIGHTENING_RATIO, next.2, false)?
-                }
-            };
+            let shape = self.next_shape(next.0, next.1, next.2)?;
             self.push_link(shape, limits)?;
         }
         // Only a crafted header (link capacities are not bound by their bits)
@@ -695,6 +791,103 @@ impl BloomChain {
         }
         self.items = items;
         Ok(true)
+    }
+
+    /// The link that follows a full link of `entries` items at `error`.
+    fn next_shape(
+        &self,
+        entries: u64,
+        error: f64,
+        layout: BloomLayout,
+    ) -> Result<LinkShape, BloomError> {
+        match self.rb {
+            Some(rb) => rb.next_link(entries, error),
+            None => {
+                if self.expansion == 0 {
+                    return Err(BloomError::Full);
+                }
+                let entries = entries
+                    .checked_mul(u64::from(self.expansion))
+                    .ok_or(BloomError::MemoryCap)?;
+                LinkShape::with_layout(entries, error * self.opts.tightening, layout, false)
+            }
+        }
+    }
+
+    /// [`next_shape`](Self::next_shape) for sizing only: the same entries, error
+    /// and storage bytes (a blocked link's hash count is not computed).
+    fn next_shape_sized(
+        &self,
+        entries: u64,
+        error: f64,
+        layout: BloomLayout,
+    ) -> Result<LinkShape, BloomError> {
+        if self.rb.is_some() || layout != BloomLayout::Blocked {
+            return self.next_shape(entries, error, layout);
+        }
+        let classic = self.next_shape(entries, error, BloomLayout::Classic)?;
+        let bits = blocked_scaling_bits(&classic)?;
+        Ok(LinkShape {
+            bits,
+            layout: BloomLayout::Blocked,
+            storage: bits / 8,
+            ..classic
+        })
+    }
+
+    /// The total capacity the filter reaches when it scales from its first link
+    /// until `target` items fit (`Some`), or as far as the limits let it (`None`),
+    /// by sizing (not allocating) each link the chain would add. `Ok(total)` is
+    /// the capacity of the links up to the one that reaches `target`, or the
+    /// largest capacity for `None`; `Err` says why `target` is out of reach.
+    /// valkey-bloom's VALIDATESCALETO and `BF.INFO … MAXSCALEDCAPACITY`. At most
+    /// [`MAX_LINKS_CEILING`] links are sized.
+    pub fn scale_to(&self, target: Option<u64>, limits: &Limits) -> Result<u64, ScaleLimit> {
+        let Some(first) = self.links.first() else {
+            return Err(ScaleLimit::Memory);
+        };
+        let max_links = u64::from(limits.max_links.min(MAX_LINKS_CEILING));
+        let mut shape = first.shape;
+        let mut total = shape.entries;
+        let mut mem = CHAIN_OVERHEAD.saturating_add(LINK_OVERHEAD + shape.bytes());
+        let mut links = 1u64;
+        let stop = |why: ScaleLimit, total: u64| match target {
+            None => Ok(total),
+            Some(_) => Err(why),
+        };
+        if mem > limits.max_bytes {
+            return stop(ScaleLimit::Memory, 0);
+        }
+        while target.is_none_or(|t| total < t) {
+            if links >= max_links {
+                return stop(ScaleLimit::Links, total);
+            }
+            let next = match self.next_shape_sized(shape.entries, shape.error, shape.layout) {
+                Ok(s) => s,
+                Err(BloomError::Full) => return stop(ScaleLimit::NonScaling, total),
+                Err(BloomError::MemoryCap) => return stop(ScaleLimit::Memory, total),
+                Err(_) => return stop(ScaleLimit::ErrorRate, total),
+            };
+            mem = mem.saturating_add(LINK_OVERHEAD + next.bytes());
+            if mem > limits.max_bytes {
+                return stop(ScaleLimit::Memory, total);
+            }
+            total = total.saturating_add(next.entries);
+            links += 1;
+            shape = next;
+        }
+        Ok(total)
+    }
+
+    /// The tightening ratio and seed.
+    pub fn options(&self) -> ChainOptions {
+        self.opts
+    }
+
+    /// True when both filters hash every item to the same `(lo, hi)` pair
+    /// (same scheme, seed included): the precondition for combining their bits.
+    pub fn same_hashing(&self, other: &BloomChain) -> bool {
+        self.scheme() == other.scheme()
     }
 
     /// Prefetches the cache lines an add or lookup of `h` touches first.
@@ -727,7 +920,11 @@ impl BloomChain {
 
     /// How this filter hashes items.
     pub fn scheme(&self) -> HashScheme {
-        self.rb.map_or(HashScheme::Xxh3, |rb| rb.scheme())
+        match (self.rb, self.opts.seed) {
+            (Some(rb), _) => rb.scheme(),
+            (None, Some(seed)) => HashScheme::seeded(&seed),
+            (None, None) => HashScheme::Xxh3,
+        }
     }
 
     /// The item's hash under this filter's scheme.
@@ -794,6 +991,7 @@ impl BloomChain {
             items: self.items,
             expansion: self.expansion,
             rb: self.rb,
+            opts: self.opts,
         })
     }
 }

@@ -16,7 +16,7 @@
 //! FORCE64 option, 32-bit MurmurHash2 (`a = M(item, 0x9747b28c)`, `b = M(item, a)`).
 //! The scheme is a property of each filter, persisted with it.
 
-use xxhash_rust::xxh3::xxh3_128;
+use xxhash_rust::xxh3::{xxh3_128, xxh3_128_with_seed, xxh3_64};
 
 /// The two 64-bit halves of an item's XXH3-128 hash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +42,10 @@ pub enum HashScheme {
     /// ferrobloom's own: XXH3-128 halves.
     #[default]
     Xxh3,
+    /// XXH3-128 with a seed (a Bloom filter created with valkey-bloom's `SEED`
+    /// option): the XXH3 seed is the XXH3-64 of the filter's 32-byte seed
+    /// ([`HashScheme::seeded`]), so different seeds give unrelated bit positions.
+    Xxh3Seeded(u64),
     /// RedisBloom's 64-bit scheme (option FORCE64, every filter RedisBloom 2.x creates).
     Murmur64,
     /// RedisBloom 1.x's 32-bit scheme (Bloom filters without FORCE64).
@@ -60,6 +64,13 @@ impl HashScheme {
     pub fn bloom(self, item: &[u8]) -> ItemHash {
         match self {
             HashScheme::Xxh3 => ItemHash::of(item),
+            HashScheme::Xxh3Seeded(seed) => {
+                let h = xxh3_128_with_seed(item, seed);
+                ItemHash {
+                    lo: h as u64,
+                    hi: (h >> 64) as u64,
+                }
+            }
             HashScheme::Murmur64 => {
                 let a = murmur64a(item, MURMUR64_SEED);
                 ItemHash {
@@ -75,6 +86,11 @@ impl HashScheme {
                 }
             }
         }
+    }
+
+    /// The scheme of a filter with a 32-byte seed (see [`HashScheme::Xxh3Seeded`]).
+    pub fn seeded(seed: &[u8; 32]) -> Self {
+        HashScheme::Xxh3Seeded(xxh3_64(seed))
     }
 
     /// The hash width RedisBloom's BF.DEBUG reports (`hashwidth:`).

@@ -12,7 +12,9 @@ use crate::cmd::bf::{
 use crate::cmd::errors::{self as e, bloom as map_err, CmdError, Op};
 use crate::cmd::lenient::{self, Origin};
 use crate::cmd::parse::{check_item_sizes, parse_i64, ArgList};
-use crate::core::bloom::{BloomChain, BloomError, BloomLayout, MAX_CAPACITY, MAX_EXPANSION};
+use crate::core::bloom::{
+    BloomChain, BloomError, BloomLayout, ChainOptions, MAX_CAPACITY, MAX_EXPANSION,
+};
 use crate::core::hash::HashAhead;
 
 pub type CmdResult = Result<(), CmdError>;
@@ -62,7 +64,9 @@ pub fn note_beyond_client_limits(ctx: Ctx, what: &str) {
     }
 }
 
-/// Creates a filter in a missing key.
+/// Creates a filter in a missing key. A `VALIDATESCALETO n` the filter could
+/// never reach under this server's limits refuses the creation (not on a
+/// replicated command, as valkey-bloom: the primary checked it).
 fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
     if p.capacity > MAX_CAPACITY || p.expansion > MAX_EXPANSION || p.error > MAX_ERROR_RATE {
         note_beyond_client_limits(
@@ -83,9 +87,12 @@ fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
             &limits,
         )
     } else {
-        BloomChain::with_layout(p.capacity, p.error, p.expansion, p.layout, &limits)
+        BloomChain::with_options(p.capacity, p.error, p.expansion, p.layout, p.opts, &limits)
     }
     .map_err(|err| map_err(Op::Create, &err))?;
+    if let (Some(n), false) = (p.scale_to, ctx.trusted()) {
+        chain.scale_to(Some(n), &limits).map_err(e::scale_limit)?;
+    }
     if key.set(&BLOOM, Box::new(chain)) {
         Ok(())
     } else {
@@ -95,37 +102,27 @@ fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
 
 /// Replicates the creation of a filter with every parameter spelled out, so a
 /// replica (or the AOF) builds the same filter whatever its own defaults are.
+/// A tightening ratio other than RedisBloom's and a seed are spelled out too
+/// (`TIGHTENING r SEED s`), never VALIDATESCALETO (the primary checked it).
 fn replicate_reserve(ctx: Ctx, key: *mut redis_module::raw::RedisModuleString, p: &CreateParams) {
     let error = format!("{}", p.error);
     let capacity = p.capacity.to_string();
-    let layout = p.layout.name().as_bytes();
+    let expansion = p.expansion.to_string();
+    let tightening = format!("{}", p.opts.tightening);
+    let mut args: Vec<&[u8]> = vec![error.as_bytes(), capacity.as_bytes()];
     if p.expansion == 0 {
-        ctx.replicate(
-            c"BF.RESERVE",
-            key,
-            &[
-                error.as_bytes(),
-                capacity.as_bytes(),
-                b"NONSCALING",
-                b"LAYOUT",
-                layout,
-            ],
-        );
+        args.push(b"NONSCALING");
     } else {
-        let expansion = p.expansion.to_string();
-        ctx.replicate(
-            c"BF.RESERVE",
-            key,
-            &[
-                error.as_bytes(),
-                capacity.as_bytes(),
-                b"EXPANSION",
-                expansion.as_bytes(),
-                b"LAYOUT",
-                layout,
-            ],
-        );
+        args.extend_from_slice(&[b"EXPANSION", expansion.as_bytes()]);
     }
+    args.extend_from_slice(&[b"LAYOUT", p.layout.name().as_bytes()]);
+    if p.opts.tightening != ChainOptions::default().tightening {
+        args.extend_from_slice(&[b"TIGHTENING", tightening.as_bytes()]);
+    }
+    if let Some(seed) = &p.opts.seed {
+        args.extend_from_slice(&[b"SEED", seed]);
+    }
+    ctx.replicate(c"BF.RESERVE", key, &args);
 }
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
@@ -275,6 +272,8 @@ fn create_defaults(ctx: Ctx) -> CreateParams {
         expansion: d.expansion,
         layout: d.layout,
         nonscaling_growth: 2,
+        opts: ChainOptions::default(),
+        scale_to: None,
     }
 }
 
@@ -297,6 +296,12 @@ pub fn mexists(ctx: Ctx, args: Args) -> CmdResult {
 
 fn info_value(ctx: Ctx, c: &BloomChain, f: InfoField) {
     match f {
+        InfoField::Error => ctx.reply_double(c.error_rate()),
+        InfoField::Tightening => ctx.reply_double(c.options().tightening),
+        InfoField::MaxScaledCapacity => {
+            let total = c.scale_to(None, &bloom_limits(ctx.trusted())).unwrap_or(0);
+            ctx.reply_count(total);
+        }
         InfoField::Capacity => ctx.reply_count(c.capacity()),
         InfoField::Size => ctx.reply_count(c.mem_usage()),
         InfoField::Filters => ctx.reply_count(c.links().len() as u64),
@@ -308,7 +313,14 @@ fn info_value(ctx: Ctx, c: &BloomChain, f: InfoField) {
     }
 }
 
-/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]
+/// BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION | ERROR |
+/// TIGHTENING | MAXSCALEDCAPACITY]
+///
+/// The default reply is RedisBloom's five fields for every kind of filter (strict
+/// clients refuse any other key). valkey-bloom's ERROR, TIGHTENING and
+/// MAXSCALEDCAPACITY exist only as single fields, in RedisBloom's single-field
+/// shape; TIGHTENING and MAXSCALEDCAPACITY only for scaling filters, as in
+/// valkey-bloom.
 pub fn info(ctx: Ctx, args: Args) -> CmdResult {
     if !(2..=3).contains(&args.len()) {
         return Err(CmdError::WrongArity);
@@ -317,6 +329,11 @@ pub fn info(ctx: Ctx, args: Args) -> CmdResult {
     let c = key.existing(&BLOOM)?;
     if args.len() == 3 {
         let f = InfoField::parse(args.bytes(2))?;
+        if matches!(f, InfoField::Tightening | InfoField::MaxScaledCapacity)
+            && c.expansion().is_none()
+        {
+            return Err(e::INVALID_INFO_VALUE.into());
+        }
         if ctx.is_resp3() {
             ctx.reply_map(1);
             ctx.reply_simple(f.label());

@@ -7,12 +7,14 @@ use super::bf::{check_items, key_name, note_beyond_client_limits, origin, CmdRes
 use super::config::{cf_max_filters, cuckoo_defaults, max_filter_bytes};
 use super::membership;
 use super::types::CUCKOO;
+use crate::cmd::bf::format_g;
 use crate::cmd::cf::{parse_insert_from, parse_load_position, parse_position, parse_reserve_from};
 use crate::cmd::errors::{self as e, cuckoo as map_err, CmdError, Op};
 use crate::cmd::lenient::{self, Origin};
 use crate::core::bloom::MAX_CAPACITY;
 use crate::core::cuckoo::{
-    hash_for, CuckooFilter, CuckooHash, CuckooParams, HEADER_LEN, MAX_SUBFILTERS, RB_HEADER_LEN,
+    hash_for, CuckooFilter, CuckooHash, CuckooParams, DEFAULT_FP_BITS, HEADER_LEN, MAX_SUBFILTERS,
+    RB_HEADER_LEN,
 };
 use crate::core::hash::HashAhead;
 
@@ -323,7 +325,10 @@ pub fn info(ctx: Ctx, args: Args) -> CmdResult {
     }
     let mut key = Key::open(ctx, key_name(&args)?, false);
     let f = key.existing(&CUCKOO)?;
-    let ints: [(&std::ffi::CStr, u64); 9] = [
+    // Exactly RedisBloom's eight fields, in its order, for every kind of filter:
+    // strict clients (go-redis, node-redis) refuse a map with any other key.
+    // ferrobloom's own facts (fingerprint size, error rate) are in CF.DEBUG.
+    let ints: [(&std::ffi::CStr, u64); 8] = [
         (c"Size", f.mem_usage() as u64),
         (c"Number of buckets", f.base_buckets()),
         (c"Number of filters", f.num_filters() as u64),
@@ -332,27 +337,11 @@ pub fn info(ctx: Ctx, args: Args) -> CmdResult {
         (c"Bucket size", u64::from(f.bucket_size())),
         (c"Expansion rate", u64::from(f.expansion())),
         (c"Max iterations", u64::from(f.max_iterations())),
-        // ferrobloom's fields follow RedisBloom's.
-        (c"Fingerprint size", u64::from(f.fp_bits())),
     ];
-    if f.is_redisbloom() {
-        // Exactly RedisBloom's reply for a filter that came from it.
-        ctx.reply_map(8);
-        for (label, v) in ints.iter().take(8) {
-            ctx.reply_simple(label);
-            ctx.reply_count(*v);
-        }
-        return Ok(());
-    }
-    ctx.reply_map(ints.len() + 1);
+    ctx.reply_map(ints.len());
     for (label, v) in ints {
         ctx.reply_simple(label);
         ctx.reply_count(v);
-    }
-    ctx.reply_simple(c"Error rate");
-    match f.error_rate() {
-        Some(r) => ctx.reply_double(r),
-        None => ctx.reply_null(),
     }
     Ok(())
 }
@@ -372,8 +361,10 @@ pub fn scandump(ctx: Ctx, args: Args) -> CmdResult {
             ctx.reply_bulk(&data);
         }
         None => {
+            // `[0, ""]` like BF.SCANDUMP (RedisBloom sends `[0, nil]` here, on which
+            // go-redis' CFScanDump fails with `redis: nil`).
             ctx.reply_integer(0);
-            ctx.reply_null();
+            ctx.reply_bulk(b"");
         }
     }
     Ok(())
@@ -444,6 +435,17 @@ pub fn debug(ctx: Ctx, args: Args) -> CmdResult {
         f.max_iterations(),
         f.expansion()
     );
+    // ferrobloom's facts that RedisBloom's CF.INFO does not have, only where they
+    // differ from RedisBloom's (so a default filter's line is RedisBloom's).
+    let mut line = line;
+    if !f.is_redisbloom() {
+        if f.fp_bits() != DEFAULT_FP_BITS {
+            line.push_str(&format!(" fpsize:{}", f.fp_bits()));
+        }
+        if let Some(r) = f.error_rate() {
+            line.push_str(&format!(" error:{}", format_g(r)));
+        }
+    }
     ctx.reply_bulk(line.as_bytes());
     Ok(())
 }

@@ -281,6 +281,10 @@ pub const BINKEY: &[u8] = b"fs:bin\x00\xff\r\n key";
 pub const BIG: &[u8] = b"fs:big";
 pub const BLOCKED: &[u8] = b"fs:blocked";
 pub const BLOCKED_NS: &[u8] = b"fs:blocked-ns";
+pub const TIGHT: &[u8] = b"fs:tight";
+pub const SEEDED: &[u8] = b"fs:seeded";
+/// valkey-bloom's 32-byte SEED, with bytes that are not text.
+pub const SEED: &[u8; 32] = b"\x00\xff\r\n seed of thirty-two bytes\x01\x02\x03";
 
 /// Creates the standard filter set; `big` adds a ~27.6 MB single-link filter (two
 /// 16 MiB chunks).
@@ -369,6 +373,41 @@ pub fn build_filters(con: &mut Connection, big: bool) -> Filters {
     );
     fs.push(BLOCKED_NS, items);
 
+    // valkey-bloom's options (Bloom header version 2): a tightening ratio and a
+    // binary seed, scaling to 4 links; a seeded blocked filter with the default ratio.
+    let items = text_items("tight:", 1500);
+    let mut args: Vec<&[u8]> = vec![
+        b"BF.INSERT",
+        TIGHT,
+        b"CAPACITY",
+        b"100",
+        b"TIGHTENING",
+        b"0.8",
+        b"SEED",
+        SEED,
+        b"ITEMS",
+    ];
+    args.extend(items.iter().map(|i| i.as_slice()));
+    assert_eq!(q_array(con, &args).len(), items.len());
+    fs.push(TIGHT, items);
+    ok(
+        con,
+        &[
+            b"BF.RESERVE",
+            SEEDED,
+            b"0.001",
+            b"100",
+            b"LAYOUT",
+            b"blocked",
+            b"SEED",
+            SEED,
+        ],
+    );
+    let mut items = text_items("seeded:", 1000);
+    items.extend(binary_items());
+    madd(con, SEEDED, &items);
+    fs.push(SEEDED, items);
+
     // The set has the shapes this file claims.
     assert!(link_bytes(con, SCALING).len() >= 5);
     assert!(link_bytes(con, EXP1).len() >= 5);
@@ -383,6 +422,10 @@ pub fn build_filters(con: &mut Connection, big: bool) -> Filters {
         );
     }
     assert!(!bf_debug(con, SCALING)[1].contains("layout"));
+    assert!(link_bytes(con, TIGHT).len() >= 4);
+    assert!(link_bytes(con, SEEDED).len() >= 4);
+    let tightening: f64 = redis::from_redis_value(bf_info_field(con, TIGHT, "TIGHTENING")).unwrap();
+    assert_eq!(tightening, 0.8);
     assert_eq!(bf_info_field(con, NONSCALING, "EXPANSION"), Value::Nil);
     assert_eq!(bf_info_field(con, EXP1, "EXPANSION"), Value::Int(1));
     assert_eq!(bf_info_field(con, INSERTED, "EXPANSION"), Value::Int(3));

@@ -295,6 +295,27 @@ pub fn info_int(con: &mut Connection, key: &[u8], field: &str) -> i64 {
     }
 }
 
+/// A `name:value` fact of CF.DEBUG's line (ferrobloom's `fpsize` and `error`
+/// appear only where they differ from RedisBloom's: 8 bits, no error rate).
+pub fn debug_fact(con: &mut Connection, key: &[u8], name: &str) -> Option<String> {
+    let line = cf_debug(con, key);
+    let prefix = format!("{name}:");
+    line.split(' ')
+        .find_map(|w| w.strip_prefix(prefix.as_str()))
+        .map(str::to_string)
+}
+
+/// The fingerprint width of a cuckoo filter (CF.DEBUG `fpsize`, 8 when absent).
+pub fn fp_size(con: &mut Connection, key: &[u8]) -> i64 {
+    debug_fact(con, key, "fpsize").map_or(8, |v| v.parse().expect("fpsize"))
+}
+
+/// The error rate a cuckoo filter was created with (CF.DEBUG `error`), as the
+/// text CF.DEBUG prints, or "nil".
+pub fn cf_error_rate(con: &mut Connection, key: &[u8]) -> String {
+    debug_fact(con, key, "error").unwrap_or_else(|| "nil".to_string())
+}
+
 pub fn filters(con: &mut Connection, key: &[u8]) -> i64 {
     info_int(con, key, "Number of filters")
 }
@@ -318,7 +339,8 @@ pub fn db_digest(con: &mut Connection) -> String {
 }
 
 /// CF.SCANDUMP with the standard client loop: `(iterator, data)` pairs, header
-/// first; the final reply must be `[0, nil]`.
+/// first; the final reply must be `[0, ""]` (BF.SCANDUMP's end; RedisBloom's
+/// CF.SCANDUMP ends with `[0, nil]`, which go-redis cannot parse).
 pub fn scandump(con: &mut Connection, key: &[u8]) -> Vec<(i64, Vec<u8>)> {
     let mut out = Vec::new();
     let mut it = 0i64;
@@ -329,7 +351,7 @@ pub fn scandump(con: &mut Connection, key: &[u8]) -> Vec<(i64, Vec<u8>)> {
         );
         match v {
             Value::Array(a) if a.len() == 2 => match (&a[0], &a[1]) {
-                (Value::Int(0), Value::Nil) => return out,
+                (Value::Int(0), Value::BulkString(end)) if end.is_empty() => return out,
                 (Value::Int(next), Value::BulkString(data)) if *next > it => {
                     out.push((*next, data.clone()));
                     it = *next;
@@ -682,7 +704,7 @@ pub fn build_set(con: &mut Connection) -> Vec<Tracked> {
     set.push(t);
 
     ok(con, "CF.RESERVE cf:wide 2000 BUCKETSIZE 4 ERROR 0.0001");
-    assert_eq!(info_int(con, WIDE, "Fingerprint size"), 17);
+    assert_eq!(fp_size(con, WIDE), 17);
     let mut t = Tracked::new(WIDE);
     let items = names("w", 1500);
     insert_ok(con, WIDE, &items);
@@ -693,7 +715,7 @@ pub fn build_set(con: &mut Connection) -> Vec<Tracked> {
         con,
         "CF.RESERVE cf:odd 100 BUCKETSIZE 3 EXPANSION 3 ERROR 0.01",
     );
-    assert_eq!(info_int(con, ODD, "Fingerprint size"), 10);
+    assert_eq!(fp_size(con, ODD), 10);
     let mut t = Tracked::new(ODD);
     let items = names("o", 900);
     insert_ok(con, ODD, &items);

@@ -9,9 +9,16 @@ use super::*;
 
 /// Magic bytes that open a ferrobloom Bloom header.
 pub const HEADER_MAGIC: [u8; 4] = *b"FBbf";
-/// Current header format version.
+/// Header format version of filters with RedisBloom's tightening ratio and no seed.
 pub const HEADER_VERSION: u8 = 1;
+/// Header format version of filters with a tightening ratio or seed of their own.
+pub const HEADER_VERSION_OPTIONS: u8 = 2;
 pub(super) const HEADER_FIXED: usize = 24;
+/// Version 2's fields after version 1's fixed part: tightening (8), flags (1),
+/// reserved (7), seed (32).
+pub(super) const HEADER_OPTIONS: usize = 48;
+/// Version 2's flag bit: the filter has a seed.
+const FLAG_SEEDED: u8 = 1;
 pub(super) const LINK_RECORD: usize = 40;
 /// Bit-position layout 0: classic double hashing over the whole link (module doc).
 pub const LAYOUT_CLASSIC: u8 = 0;
@@ -45,6 +52,22 @@ impl BloomChain {
     /// version: version-1 headers written before it only hold layout 0, which
     /// still loads unchanged.
     ///
+    /// Header format version 2 is written only for a filter whose tightening
+    /// ratio is not RedisBloom's 0.5 or that has a seed (one created with
+    /// valkey-bloom's `TIGHTENING` or `SEED` option); every other filter keeps
+    /// writing version 1, which earlier ferrobloom releases read. Version 2 is
+    /// version 1 with the version byte = 2 and 48 bytes before the link records:
+    ///
+    /// | offset | size | field |
+    /// |---|---|---|
+    /// | 24 | 8 | tightening ratio (f64 bits, strictly between 0 and 1): each new link's error rate is the previous link's times this |
+    /// | 32 | 1 | flags: bit 0 = seeded; other bits zero |
+    /// | 33 | 7 | reserved, zero |
+    /// | 40 | 32 | seed (all zero when not seeded): the XXH3 seed is the XXH3-64 of these 32 bytes |
+    /// | 72 | 40·n | link records, as in version 1 |
+    ///
+    /// A version 2 header with version 1's options (0.5, no seed) is refused.
+    ///
     /// The bit arrays follow separately: in RDB as string buffers of at most
     /// [`SCANDUMP_CHUNK`] bytes each, link by link; over SCANDUMP as data chunks.
     /// Each link's bytes are its bits, least significant bit first.
@@ -56,13 +79,29 @@ impl BloomChain {
         if let Some(rb) = &self.rb {
             return self.encode_rb_header(rb);
         }
-        let mut out = Vec::with_capacity(HEADER_FIXED + LINK_RECORD * self.links.len());
+        let v2 = !self.opts.is_default();
+        let fixed = HEADER_FIXED + if v2 { HEADER_OPTIONS } else { 0 };
+        let mut out = Vec::with_capacity(fixed + LINK_RECORD * self.links.len());
         out.extend_from_slice(&HEADER_MAGIC);
-        out.push(HEADER_VERSION);
+        out.push(if v2 {
+            HEADER_VERSION_OPTIONS
+        } else {
+            HEADER_VERSION
+        });
         out.extend_from_slice(&[0, 0, 0]);
         out.extend_from_slice(&self.items.to_le_bytes());
         out.extend_from_slice(&self.expansion.to_le_bytes());
         out.extend_from_slice(&(self.links.len() as u32).to_le_bytes());
+        if v2 {
+            out.extend_from_slice(&self.opts.tightening.to_bits().to_le_bytes());
+            out.push(if self.opts.seed.is_some() {
+                FLAG_SEEDED
+            } else {
+                0
+            });
+            out.extend_from_slice(&[0; 7]);
+            out.extend_from_slice(&self.opts.seed.unwrap_or([0; 32]));
+        }
         for l in &self.links {
             out.extend_from_slice(&l.shape.entries.to_le_bytes());
             out.extend_from_slice(&l.items.to_le_bytes());
@@ -97,8 +136,10 @@ impl BloomChain {
     /// Reads ferrobloom's own header only (RDB payloads record which format
     /// their header has).
     pub fn from_native_header(bytes: &[u8], limits: &Limits) -> Result<Self, BloomError> {
-        let (total, expansion, shapes) = Self::parse_native_header(bytes, limits)?;
-        Self::build(total, expansion, None, shapes)
+        let (total, expansion, opts, shapes) = Self::parse_native_header(bytes, limits)?;
+        let mut chain = Self::build(total, expansion, None, shapes)?;
+        chain.opts = opts;
+        Ok(chain)
     }
 
     /// The byte lengths of the links a header describes, checked completely as
@@ -109,7 +150,7 @@ impl BloomChain {
         limits: &Limits,
         redisbloom: Option<bool>,
     ) -> Result<Vec<u64>, BloomError> {
-        let native = || Self::parse_native_header(bytes, limits).map(|(_, _, s)| s);
+        let native = || Self::parse_native_header(bytes, limits).map(|(_, _, _, s)| s);
         let rb = || Self::parse_rb_header(bytes, limits).map(|(_, _, s)| s);
         let shapes = match redisbloom {
             Some(false) => native()?,
@@ -143,20 +184,23 @@ impl BloomChain {
             items: total,
             expansion,
             rb,
+            opts: ChainOptions::default(),
         })
     }
 
-    /// Checks ferrobloom's header completely: `(total, expansion, links)`.
+    /// Checks ferrobloom's header (version 1 or 2) completely:
+    /// `(total, expansion, options, links)`.
     #[allow(clippy::type_complexity)]
     fn parse_native_header(
         bytes: &[u8],
         limits: &Limits,
-    ) -> Result<(u64, u32, Vec<(LinkShape, u64)>), BloomError> {
+    ) -> Result<(u64, u32, ChainOptions, Vec<(LinkShape, u64)>), BloomError> {
         let mut r = Reader::new(bytes);
         if r.take(4)? != HEADER_MAGIC {
             return Err(BloomError::BadHeader("bad magic"));
         }
-        if r.u8()? != HEADER_VERSION {
+        let version = r.u8()?;
+        if version != HEADER_VERSION && version != HEADER_VERSION_OPTIONS {
             return Err(BloomError::BadHeader("unknown header version"));
         }
         if r.take(3)? != [0, 0, 0] {
@@ -165,6 +209,33 @@ impl BloomChain {
         let total = r.u64()?;
         let expansion = r.u32()?;
         let n = r.u32()?;
+        let mut opts = ChainOptions::default();
+        let mut fixed = HEADER_FIXED;
+        if version == HEADER_VERSION_OPTIONS {
+            fixed += HEADER_OPTIONS;
+            let tightening = r.f64()?;
+            if !(tightening > 0.0 && tightening < 1.0) {
+                return Err(BloomError::BadHeader("bad tightening ratio"));
+            }
+            let flags = r.u8()?;
+            if flags & !FLAG_SEEDED != 0 || r.take(7)? != [0; 7] {
+                return Err(BloomError::BadHeader("reserved bytes set"));
+            }
+            let mut seed = [0u8; 32];
+            seed.copy_from_slice(r.take(32)?);
+            if flags & FLAG_SEEDED == 0 && seed != [0; 32] {
+                return Err(BloomError::BadHeader("seed bytes without the seeded flag"));
+            }
+            opts = ChainOptions {
+                tightening,
+                seed: (flags & FLAG_SEEDED != 0).then_some(seed),
+            };
+            if opts.is_default() {
+                return Err(BloomError::BadHeader(
+                    "version 2 header with version 1 options",
+                ));
+            }
+        }
         if expansion > MAX_EXPANSION {
             return Err(BloomError::BadHeader("expansion out of range"));
         }
@@ -176,7 +247,7 @@ impl BloomChain {
                 "non-scaling filter with several links",
             ));
         }
-        if bytes.len() != HEADER_FIXED + LINK_RECORD * n as usize {
+        if bytes.len() != fixed + LINK_RECORD * n as usize {
             return Err(BloomError::BadHeader("header length does not match links"));
         }
         let mut shapes = Vec::new();
@@ -242,7 +313,7 @@ impl BloomChain {
         if mem > limits.max_bytes {
             return Err(BloomError::MemoryCap);
         }
-        Ok((total, expansion, shapes))
+        Ok((total, expansion, opts, shapes))
     }
 
     /// SCANDUMP data: for iterator `iter >= 1`, the chunk starting at byte

@@ -54,7 +54,7 @@ use super::*;
 /// positions in two links of the same shape. The one place that says so (a
 /// per-filter seed, once filters have one, belongs here too).
 pub fn hash_alike(a: &BloomChain, b: &BloomChain) -> bool {
-    a.scheme() == b.scheme()
+    a.same_hashing(b)
 }
 
 /// Why a filter can never be merged, whatever the others are (`None`: it can).
@@ -118,9 +118,10 @@ fn link_difference(a: &LinkShape, b: &LinkShape) -> Option<&'static str> {
 
 /// The whole-filter properties that must agree, in the order they are reported.
 fn chain_difference(a: &BloomChain, b: &BloomChain) -> Option<&'static str> {
-    let checks: [(bool, &'static str); 3] = [
+    let checks: [(bool, &'static str); 4] = [
         (hash_alike(a, b), "hash scheme"),
         (a.expansion == b.expansion, "expansion"),
+        (a.opts.tightening == b.opts.tightening, "tightening"),
         (
             a.rb.map(|r| (r.options, r.growth)) == b.rb.map(|r| (r.options, r.growth)),
             "RedisBloom options",
@@ -209,6 +210,7 @@ impl BloomChain {
             items: 0,
             expansion: first.expansion,
             rb: first.rb,
+            opts: first.opts,
         };
         out.merge_in(false, sources, limits)?;
         Ok(out)
@@ -665,6 +667,31 @@ mod tests {
             differs(&chain(BloomLayout::RedisBloom, 1000, 0.01, 2)),
             inc("hash scheme", None)
         );
+        // valkey-bloom's options: another seed hashes otherwise; another
+        // tightening ratio would grow the result otherwise.
+        let with = |opts: ChainOptions| {
+            BloomChain::with_options(
+                1000,
+                0.01,
+                2,
+                BloomLayout::Classic,
+                opts,
+                &Limits::default(),
+            )
+            .unwrap()
+        };
+        let seeded = with(ChainOptions {
+            seed: Some([7; 32]),
+            ..ChainOptions::default()
+        });
+        assert_eq!(differs(&seeded), inc("hash scheme", None));
+        assert!(!hash_alike(&base, &seeded));
+        let tight = with(ChainOptions {
+            tightening: 0.9,
+            ..ChainOptions::default()
+        });
+        assert_eq!(differs(&tight), inc("tightening", None));
+        assert!(BloomChain::merge_plan(None, &[&seeded, &seeded.try_clone().unwrap()]).is_ok());
         // Same bits (rounded up to 64), another capacity.
         assert_eq!(
             differs(&chain(BloomLayout::Classic, 1001, 0.01, 2)),

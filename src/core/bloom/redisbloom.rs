@@ -302,6 +302,7 @@ impl BloomChain {
             items: total,
             expansion: if rb.scaling() { rb.growth } else { 0 },
             rb: Some(rb),
+            opts: ChainOptions::default(),
         }
     }
 

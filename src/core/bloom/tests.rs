@@ -699,3 +699,207 @@ fn redisbloom_rdb_versions_and_their_checks() {
         Some(BloomError::MemoryCap)
     );
 }
+
+fn opts(tightening: f64, seed: Option<[u8; 32]>) -> ChainOptions {
+    ChainOptions { tightening, seed }
+}
+
+#[test]
+fn tightening_sets_each_new_links_error_and_default_keeps_redisbloom() {
+    let limits = Limits::default();
+    for r in [0.5, 0.9, 0.1] {
+        let mut c =
+            BloomChain::with_options(10, 0.01, 2, BloomLayout::Classic, opts(r, None), &limits)
+                .unwrap();
+        for i in 0..200 {
+            c.add(&h(&format!("t{i}")), &limits).unwrap();
+        }
+        assert!(c.links().len() >= 4);
+        // The first link keeps RedisBloom's error / 2; each next one is r times the previous.
+        assert_eq!(c.links()[0].shape().error, 0.005);
+        for w in c.links().windows(2) {
+            let want = w[0].shape().error * r;
+            assert_eq!(w[1].shape().error, want);
+            assert_eq!(
+                *w[1].shape(),
+                LinkShape::new(w[0].shape().entries * 2, want).unwrap()
+            );
+        }
+        assert_eq!(c.error_rate(), 0.01);
+    }
+    // The defaults are exactly BloomChain::new's chain, written as header version 1.
+    let a = BloomChain::new(100, 0.01, 2, &limits).unwrap();
+    let b = BloomChain::with_options(
+        100,
+        0.01,
+        2,
+        BloomLayout::Classic,
+        ChainOptions::default(),
+        &limits,
+    )
+    .unwrap();
+    assert_eq!(a.encode_header(), b.encode_header());
+    assert_eq!(a.encode_header()[4], HEADER_VERSION);
+    for bad in [0.0, 1.0, -0.5, f64::NAN] {
+        assert!(BloomChain::with_options(
+            10,
+            0.01,
+            2,
+            BloomLayout::Classic,
+            opts(bad, None),
+            &limits
+        )
+        .is_err());
+    }
+    // RedisBloom's layout takes neither.
+    for o in [opts(0.9, None), opts(0.5, Some([1; 32]))] {
+        assert!(
+            BloomChain::with_options(10, 0.01, 2, BloomLayout::RedisBloom, o, &limits).is_err()
+        );
+    }
+}
+
+#[test]
+fn a_seed_changes_the_bit_positions_and_is_persisted_in_header_version_2() {
+    let limits = Limits::default();
+    let make = |seed: Option<[u8; 32]>, tightening: f64, layout: BloomLayout| {
+        BloomChain::with_options(1000, 0.01, 2, layout, opts(tightening, seed), &limits).unwrap()
+    };
+    for layout in [BloomLayout::Classic, BloomLayout::Blocked] {
+        let plain = make(None, 0.5, layout);
+        let s1 = make(Some([7; 32]), 0.5, layout);
+        let s2 = make(Some([8; 32]), 0.5, layout);
+        assert_eq!(plain.scheme(), HashScheme::Xxh3);
+        assert_ne!(s1.scheme(), s2.scheme());
+        assert!(!plain.same_hashing(&s1) && !s1.same_hashing(&s2));
+        assert!(s1.same_hashing(&make(Some([7; 32]), 0.9, layout)));
+        assert_ne!(s1.hash(b"x"), plain.hash(b"x"));
+        assert_ne!(s1.hash(b"x"), s2.hash(b"x"));
+
+        let mut c = make(Some([7; 32]), 0.75, layout);
+        for i in 0..3000 {
+            let h = c.hash(format!("s{i}").as_bytes());
+            c.add(&h, &limits).unwrap();
+        }
+        let header = c.encode_header();
+        assert_eq!(header[4], HEADER_VERSION_OPTIONS);
+        assert_eq!(header.len(), 72 + 40 * c.links().len());
+        let mut d = BloomChain::from_header(&header, &limits).unwrap();
+        c.for_each_chunk(|it, data| d.load_chunk(it, data).unwrap());
+        assert_eq!(d.options(), c.options());
+        assert_eq!(d.scheme(), c.scheme());
+        assert_eq!(d.encode_header(), header);
+        for i in 0..3000 {
+            assert!(d.contains(&d.hash(format!("s{i}").as_bytes())));
+        }
+        // Only the tightening ratio: version 2, not seeded.
+        let t = make(None, 0.75, layout);
+        let th = t.encode_header();
+        assert_eq!((th[4], th[32]), (HEADER_VERSION_OPTIONS, 0));
+        assert_eq!(
+            BloomChain::from_header(&th, &limits).unwrap().options(),
+            t.options()
+        );
+
+        // Corrupt version 2 fields are refused.
+        let bad = |f: &dyn Fn(&mut Vec<u8>)| {
+            let mut b = header.clone();
+            f(&mut b);
+            assert!(BloomChain::from_native_header(&b, &limits).is_err());
+        };
+        bad(&|b| b[24..32].copy_from_slice(&1.0f64.to_bits().to_le_bytes()));
+        bad(&|b| b[24..32].copy_from_slice(&0.0f64.to_bits().to_le_bytes()));
+        bad(&|b| b[32] = 2);
+        bad(&|b| b[33] = 1);
+        bad(&|b| b[32] = 0); // seed bytes without the flag
+        bad(&|b| b.truncate(b.len() - 1));
+        bad(&|b| b[4] = 3);
+        let mut v1_opts = make(None, 0.5, layout).encode_header();
+        v1_opts[4] = HEADER_VERSION_OPTIONS;
+        assert!(BloomChain::from_native_header(&v1_opts, &limits).is_err());
+    }
+}
+
+#[test]
+fn scale_to_stops_at_every_limit() {
+    let limits = Limits::default();
+    let c = BloomChain::new(100, 0.01, 2, &limits).unwrap();
+    // Capacity of n links: 100 * (2^n - 1).
+    assert_eq!(c.scale_to(Some(100), &limits), Ok(100));
+    assert_eq!(c.scale_to(Some(101), &limits), Ok(300));
+    assert_eq!(c.scale_to(Some(1000), &limits), Ok(1500));
+    // bf-max-links 3 (100 + 200 + 400).
+    let few = Limits {
+        max_links: 3,
+        ..limits
+    };
+    assert_eq!(c.scale_to(None, &few), Ok(700));
+    assert_eq!(c.scale_to(Some(701), &few), Err(ScaleLimit::Links));
+    // A memory cap: the chain stops before the link that would cross it.
+    let small = Limits {
+        max_bytes: 10_000,
+        ..limits
+    };
+    let reach = c.scale_to(None, &small).unwrap();
+    assert!((100..100_000).contains(&reach), "{reach}");
+    assert_eq!(c.scale_to(Some(reach), &small), Ok(reach));
+    assert_eq!(c.scale_to(Some(reach + 1), &small), Err(ScaleLimit::Memory));
+    // A tight ratio runs out of hash functions (error below ~2^-128) first.
+    let t = BloomChain::with_options(1, 0.01, 1, BloomLayout::Classic, opts(0.001, None), &limits)
+        .unwrap();
+    assert_eq!(t.scale_to(Some(1_000), &limits), Err(ScaleLimit::ErrorRate));
+    let max = t.scale_to(None, &limits).unwrap();
+    assert!((5..40).contains(&max), "{max}");
+    // Non-scaling filters do not scale.
+    let n = BloomChain::new(100, 0.01, 0, &limits).unwrap();
+    assert_eq!(n.scale_to(Some(100), &limits), Ok(100));
+    assert_eq!(n.scale_to(Some(101), &limits), Err(ScaleLimit::NonScaling));
+    assert_eq!(n.scale_to(None, &limits), Ok(100));
+    // RedisBloom chains scale with RedisBloom's links.
+    let rb = rb_chain(100, 0.01, 2);
+    assert_eq!(rb.scale_to(Some(1000), &limits), Ok(1500));
+}
+
+#[test]
+fn fast_blocked_sizing_gives_the_full_sizing_bits() {
+    let mut rng = SplitMix(42);
+    for _ in 0..300 {
+        let entries = 1 + rng.next() % 50_000_000;
+        let error = 10f64.powf(-(1.0 + (rng.next() % 1_000_000) as f64 / 100_000.0));
+        let Ok(classic) = LinkShape::new(entries, error) else {
+            continue;
+        };
+        let full = LinkShape::blocked(classic, false).unwrap();
+        assert_eq!(
+            blocked_scaling_bits(&classic).unwrap(),
+            full.bits,
+            "{entries} at {error}"
+        );
+    }
+    // Each link the simulation sizes is the link the chain then adds.
+    let limits = Limits::default();
+    let mut c =
+        BloomChain::with_options(7, 0.02, 3, BloomLayout::Blocked, opts(0.7, None), &limits)
+            .unwrap();
+    for i in 0..20_000 {
+        c.add(&h(&format!("b{i}")), &limits).unwrap();
+    }
+    let n = c.links().len();
+    let capacity = c.capacity();
+    let bytes: u64 = c.links().iter().map(|l| l.shape().bytes()).sum();
+    let fit = Limits {
+        max_links: n as u32,
+        max_bytes: c.mem_usage(),
+        ..limits
+    };
+    assert_eq!(
+        c.scale_to(None, &fit),
+        Ok(capacity),
+        "{n} links, {bytes} bytes"
+    );
+    let short = Limits {
+        max_bytes: c.mem_usage() - 1,
+        ..fit
+    };
+    assert!(c.scale_to(None, &short).unwrap() < capacity);
+}
