@@ -578,6 +578,12 @@ pub struct BloomChain {
     /// Set for filters migrated from RedisBloom: they keep its hashing, bit
     /// indexing, link sizing and header (see `redisbloom.rs`).
     rb: Option<RbChain>,
+    /// The next link's shape, kept once computed while the newest link is full
+    /// and growth is refused (links or memory cap): sizing a blocked link takes
+    /// milliseconds, and a BF.INSERT of many items into such a filter must not
+    /// redo it for every item (measured: 3.7 ms per refused item). Not
+    /// persisted; cleared when a link is added.
+    next_shape: Option<LinkShape>,
 }
 
 /// The fixed part of `mem_usage`, per RedisBloom's formula (spec 8.3).
@@ -620,6 +626,7 @@ impl BloomChain {
             items: 0,
             expansion,
             rb: None,
+            next_shape: None,
         };
         chain.push_link(shape, limits)?;
         Ok(chain)
@@ -644,6 +651,7 @@ impl BloomChain {
             .try_reserve(1)
             .map_err(|_| BloomError::AllocFailed)?;
         self.links.push(Link::new(shape)?);
+        self.next_shape = None;
         Ok(())
     }
 
@@ -667,19 +675,23 @@ impl BloomChain {
             None => return Err(BloomError::InvalidParams("filter has no links")),
         };
         if full {
-            let shape = match self.rb {
-                Some(rb) => rb.next_link(next.0, next.1)?,
-                None => {
-                    if self.expansion == 0 {
-                        return Err(BloomError::Full);
+            let shape = match (self.next_shape, self.rb) {
+                (Some(shape), _) => shape,
+                (None, rb) => match rb {
+                    Some(rb) => rb.next_link(next.0, next.1)?,
+                    None => {
+                        if self.expansion == 0 {
+                            return Err(BloomError::Full);
+                        }
+                        let entries = next
+                            .0
+                            .checked_mul(u64::from(self.expansion))
+                            .ok_or(BloomError::MemoryCap)?;
+                        LinkShape::with_layout(entries, next.1 * TIGHTENING_RATIO, next.2, false)?
                     }
-                    let entries = next
-                        .0
-                        .checked_mul(u64::from(self.expansion))
-                        .ok_or(BloomError::MemoryCap)?;
-                    LinkShape::with_layout(entries, next.1 * TIGHTENING_RATIO, next.2, false)?
-                }
+                },
             };
+            self.next_shape = Some(shape);
             self.push_link(shape, limits)?;
         }
         // Only a crafted header (link capacities are not bound by their bits)
@@ -791,6 +803,7 @@ impl BloomChain {
             items: self.items,
             expansion: self.expansion,
             rb: self.rb,
+            next_shape: self.next_shape,
         })
     }
 }

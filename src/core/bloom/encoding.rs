@@ -143,6 +143,7 @@ impl BloomChain {
             items: total,
             expansion,
             rb,
+            next_shape: None,
         })
     }
 

@@ -434,13 +434,25 @@ impl CuckooFilter {
         false
     }
 
+    /// The hard ceiling on sub-filters, the most any loader accepts for this
+    /// filter's header format: [`MAX_SUBFILTERS`], or 65535 for RedisBloom's
+    /// layout (its header's count is checked to RedisBloom's 16 bits). Growth
+    /// never passes it, so whatever grows loads again.
+    pub fn max_subfilters(&self) -> u32 {
+        if self.rb {
+            redisbloom::RB_MAX_FILTERS
+        } else {
+            MAX_SUBFILTERS
+        }
+    }
+
     /// Appends sub-filter `n` with `base * expansion^n` buckets.
     pub(super) fn grow(&mut self, max_filters: u32, max_bytes: u64) -> Result<(), CuckooError> {
         if self.expansion == 0 {
             return Err(CuckooError::Full);
         }
         let n = self.subs.len() as u64;
-        if n >= u64::from(max_filters.min(MAX_SUBFILTERS)) {
+        if n >= u64::from(max_filters.min(self.max_subfilters())) {
             return Err(CuckooError::MaxExpansions);
         }
         let last = self.subs.last().map_or(self.base_buckets, |s| s.buckets);
@@ -515,7 +527,8 @@ impl CuckooFilter {
     /// whether a fingerprint was cleared. A successful delete advances a running
     /// compaction pass, or starts one (stop-at-first-failure, like RedisBloom)
     /// when there is more than one sub-filter and deletes exceed 10% of the
-    /// items; each call does at most [`AUTO_COMPACT_BUDGET`] units of work.
+    /// items; each call does at most [`AUTO_COMPACT_BUDGET`] units of work
+    /// ([`RB_AUTO_COMPACT_BUDGET`] for RedisBloom's layout).
     pub fn delete(&mut self, h: &CuckooHash) -> bool {
         let l = self.layout;
         let fp = self.fp_of(h);
@@ -536,23 +549,28 @@ impl CuckooFilter {
         }
         self.num_items = self.num_items.saturating_sub(1);
         self.num_deletes = self.num_deletes.saturating_add(1);
-        if self.rb {
-            // RedisBloom compacts in full, at once (stop at the first sub-filter
-            // that cannot be emptied), when deletes exceed 10% of the items.
-            if self.subs.len() > 1 && self.num_deletes as f64 > self.num_items as f64 * 0.10 {
-                self.start_pass(false);
-                while !self.compact_step(u64::MAX) {}
-            }
-            return true;
-        }
-        if self.cursor.is_none()
-            && self.subs.len() > 1
-            && self.num_deletes.saturating_mul(10) > self.num_items
-        {
+        // RedisBloom compacts (stop at the first sub-filter that cannot be
+        // emptied) when deletes exceed 10% of the items, in full, inside the
+        // delete: a filter of its layout does the same pass, within
+        // [`RB_AUTO_COMPACT_BUDGET`] (so it completes in this call, exactly as
+        // RedisBloom's, unless the filter holds about a million slots past its
+        // first sub-filter; then later deletes and CF.COMPACT continue it).
+        let (due, budget) = if self.rb {
+            (
+                self.num_deletes as f64 > self.num_items as f64 * 0.10,
+                RB_AUTO_COMPACT_BUDGET,
+            )
+        } else {
+            (
+                self.num_deletes.saturating_mul(10) > self.num_items,
+                AUTO_COMPACT_BUDGET,
+            )
+        };
+        if self.cursor.is_none() && self.subs.len() > 1 && due {
             self.start_pass(false);
         }
         if self.cursor.is_some() {
-            self.compact_step(AUTO_COMPACT_BUDGET);
+            self.compact_step(budget);
         }
         true
     }

@@ -918,3 +918,48 @@ fn breadth_first_search_fills_a_table_before_it_grows() {
     assert!(ours >= 0.75, "{ours}");
     assert!(ours >= walk + 0.1, "{ours} vs {walk}");
 }
+
+#[test]
+fn growth_stops_at_the_ceiling_every_loader_accepts() {
+    // Trusted writes (replication, AOF) grow with no configured limit: a filter
+    // of RedisBloom's layout stops at 65535 sub-filters, the most its header
+    // loads (65536 made a filter that no RDB, RESTORE or LOADCHUNK took back).
+    for (rb, ceiling) in [(true, 65535usize), (false, MAX_SUBFILTERS as usize)] {
+        let p = CuckooParams {
+            redisbloom: rb,
+            ..params(2, 1, 1, 8)
+        };
+        let mut f = CuckooFilter::new(&p, NOCAP).unwrap();
+        while f.num_filters() < ceiling {
+            f.grow(u32::MAX, NOCAP).unwrap();
+        }
+        assert_eq!(f.grow(u32::MAX, NOCAP), Err(CuckooError::MaxExpansions));
+        assert_eq!(f.max_subfilters() as usize, ceiling);
+        let g = CuckooFilter::from_header(&f.encode_header(), NOCAP).unwrap();
+        assert_eq!(g.num_filters(), ceiling, "rb {rb}");
+    }
+}
+
+#[test]
+fn redisbloom_layout_compaction_is_bounded_per_call() {
+    // Thousands of tiny sub-filters (RedisBloom's issue #517): one delete or
+    // one CF.COMPACT does at most its budget (plus one relocation), and the pass
+    // completes over several calls without losing an item.
+    let mut f = CuckooFilter::new(&rb_params(2, 1, 1), NOCAP).unwrap();
+    let items: Vec<Vec<u8>> = (0..6000).map(|i| format!("i{i}").into_bytes()).collect();
+    for i in &items {
+        f.insert(&f.hash(i), u32::MAX, NOCAP).unwrap();
+    }
+    let n = f.num_filters();
+    assert!(n > 2000, "{n}");
+    let mut calls = 0;
+    while !f.compact_command(1 << 12) {
+        calls += 1;
+        assert!(calls < 100_000);
+    }
+    assert!(calls > 1, "{calls}");
+    for i in &items {
+        assert!(f.contains(&f.hash(i)));
+    }
+    check_occupancy(&f);
+}
