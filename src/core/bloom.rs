@@ -786,6 +786,9 @@ impl BloomChain {
             if let Some((p, n, a)) = l.words.heap_block() {
                 f(p, n, a);
             }
+            if let Some((p, n, a)) = l.words.written_block() {
+                f(p, n, a);
+            }
         }
     }
 

@@ -198,12 +198,40 @@ impl CuckooFilter {
     }
 
     /// A deep copy, allocated fallibly (for COPY), checked against `max_bytes`.
+    /// Copies only what was ever written of each table (`SubFilter::try_clone`):
+    /// a never-written 512 MB filter copies in microseconds and no RSS.
     pub fn try_clone(&self, max_bytes: u64) -> Result<Self, CuckooError> {
-        let mut c = Self::from_header(&self.encode_header(), max_bytes)?;
-        for (i, data) in self.subfilter_bytes().enumerate() {
-            c.load_subfilter_bytes(i, data)?;
+        if self.mem_usage() as u64 > max_bytes {
+            return Err(CuckooError::MemoryCap);
         }
-        Ok(c)
+        let mut subs = Vec::new();
+        subs.try_reserve_exact(self.subs.len())
+            .map_err(|_| CuckooError::AllocFailed)?;
+        for s in &self.subs {
+            subs.push(s.try_clone()?);
+        }
+        Ok(CuckooFilter {
+            subs,
+            layout: self.layout,
+            bucket_size: self.bucket_size,
+            fp_bits: self.fp_bits,
+            max_iterations: self.max_iterations,
+            expansion: self.expansion,
+            base_buckets: self.base_buckets,
+            num_items: self.num_items,
+            num_deletes: self.num_deletes,
+            error_rate: self.error_rate,
+            cursor: self.cursor,
+            rb: self.rb,
+            total_slots: self.total_slots,
+        })
+    }
+
+    /// Bytes [`try_clone`](Self::try_clone) copies (for tests and diagnostics).
+    pub fn copied_bytes(&self) -> u64 {
+        self.subs.iter().fold(0u64, |a, s| {
+            a.saturating_add(s.written.copied_bytes(s.data.len()))
+        })
     }
 
     // ----- info -----
@@ -271,6 +299,9 @@ impl CuckooFilter {
         for s in &self.subs {
             if s.data.capacity() > 0 {
                 f(s.data.as_ptr(), s.data.capacity(), 1);
+            }
+            if let Some((p, n, a)) = s.written.heap_block() {
+                f(p, n, a);
             }
         }
     }

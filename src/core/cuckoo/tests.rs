@@ -963,3 +963,37 @@ fn redisbloom_layout_compaction_is_bounded_per_call() {
     }
     check_occupancy(&f);
 }
+
+#[test]
+fn a_copy_copies_only_what_was_written() {
+    for fp_bits in [8u8, 12, 16, 32] {
+        // 2^20 buckets of 4 slots: 4-16 MiB of table.
+        let mut f = CuckooFilter::new(&params(1 << 22, 4, 1, fp_bits), NOCAP).unwrap();
+        let table = f.table_bytes();
+        assert_eq!(f.copied_bytes(), 0, "never written");
+        let empty = f.try_clone(NOCAP).unwrap();
+        assert_eq!(snapshot(&empty), snapshot(&f));
+        let items: Vec<Vec<u8>> = (0..10).map(|i| format!("c{i}").into_bytes()).collect();
+        for i in &items {
+            f.insert(&f.hash(i), 32, NOCAP).unwrap();
+        }
+        assert!(f.delete(&f.hash(&items[0])));
+        let copied = f.copied_bytes();
+        assert!(copied > 0 && copied < table, "{copied} of {table}");
+        let c = f.try_clone(NOCAP).unwrap();
+        assert_eq!(snapshot(&c), snapshot(&f), "fp {fp_bits}");
+        check_occupancy(&c);
+        for i in &items[1..] {
+            assert!(c.contains(&c.hash(i)));
+        }
+        // A copy of a copy, after more writes to the copy.
+        let mut c = c;
+        c.insert(&c.hash(b"later"), 32, NOCAP).unwrap();
+        let d = c.try_clone(NOCAP).unwrap();
+        assert_eq!(snapshot(&d), snapshot(&c));
+        // Loaded tables count as written throughout.
+        let l = dump_and_load(&f);
+        assert_eq!(l.copied_bytes(), table);
+        assert_eq!(snapshot(&l.try_clone(NOCAP).unwrap()), snapshot(&f));
+    }
+}
