@@ -105,7 +105,11 @@ fn grow_all(con: &mut Connection) -> Vec<Grown> {
     // One CF.INSERT / CF.INSERTNX of many items (the case).
     for (key, reserve, cmd) in [
         ("cf:rb:insert", "4 LAYOUT redisbloom", "CF.INSERT"),
-        ("cf:rb:insertnx", "4 BUCKETSIZE 1 LAYOUT redisbloom", "CF.INSERTNX"),
+        (
+            "cf:rb:insertnx",
+            "4 BUCKETSIZE 1 LAYOUT redisbloom",
+            "CF.INSERTNX",
+        ),
         ("cf:fb:insert", "4 BUCKETSIZE 1", "CF.INSERT"),
     ] {
         ok(con, &format!("CF.RESERVE {key} {reserve}"));
@@ -231,7 +235,11 @@ fn grown_filters_move_by_dump_scandump_and_migrate() {
         assert_eq!(r, Value::Okay, "{name}: MIGRATE: {}", show(&r));
         assert_eq!(state(&mut cb, &g.key, g), *w, "{name}: MIGRATE");
     }
-    assert_eq!(int(&mut ca, "DBSIZE"), set.len() as i64, "restored copies stay");
+    assert_eq!(
+        int(&mut ca, "DBSIZE"),
+        set.len() as i64,
+        "restored copies stay"
+    );
 }
 
 #[test]

@@ -388,6 +388,11 @@ impl CuckooFilter {
     pub(super) fn place(&mut self, lo: u64, fp: u32, ah: u64) -> bool {
         let l = self.layout;
         for sub in self.subs.iter_mut().rev() {
+            // A full table has no empty slot to find (same answer, no probes:
+            // a saturated filter refuses each item cheaply).
+            if sub.occupied >= sub.slots {
+                continue;
+            }
             let mask = sub.mask();
             let i1 = lo & mask;
             let i2 = (lo ^ ah) & mask;
@@ -423,6 +428,11 @@ impl CuckooFilter {
         let Some(sub) = self.subs.last_mut() else {
             return false;
         };
+        if sub.occupied >= sub.slots {
+            // No empty slot for any walk or search to end in: it would fail and
+            // be undone (the same answer, without the work).
+            return false;
+        }
         let mask = sub.mask();
         let mut bucket = lo & mask;
         let mut cur = fp;
