@@ -856,3 +856,45 @@ fn copy_of_a_large_never_written_filter_costs_what_it_holds() {
         assert_ne!(digest(&mut con, "f"), digest(&mut con, "f2"), "{family}");
     }
 }
+
+#[test]
+fn refused_bloom_growth_costs_nothing_per_item() {
+    // A blocked Bloom filter at bf-max-links: every further new item is refused,
+    // and each refusal used to size the next link again (a bisection over the
+    // blocked false-positive model, 1-4 ms), so a BF.INSERT of 1,000 new items
+    // took seconds. The next link's shape is now kept while growth is refused.
+    let s = server();
+    let mut con = s.conn();
+    let v = cmd_bytes(
+        &mut con,
+        &[
+            b"BF.RESERVE",
+            b"b",
+            b"0.001",
+            b"1",
+            b"EXPANSION",
+            b"1",
+            b"LAYOUT",
+            b"blocked",
+        ],
+    );
+    assert_eq!(v, Value::Okay);
+    // Grow it to 64 links, one BF.ADD at a time (each growth sizes a link).
+    let mut refused = 0;
+    for i in 0..200 {
+        if is_err(&cmd_bytes(
+            &mut con,
+            &[b"BF.ADD", b"b", format!("y{i}").as_bytes()],
+        )) {
+            refused += 1;
+        }
+    }
+    assert!(refused > 100, "{refused}: the filter reached bf-max-links");
+    let items: Vec<Vec<u8>> = (0..1000).map(|i| format!("x{i}").into_bytes()).collect();
+    let mut args: Vec<&[u8]> = vec![b"BF.INSERT", b"b", b"ITEMS"];
+    args.extend(items.iter().map(|i| i.as_slice()));
+    assert_fast(&mut con, "BF.INSERT 1,000 items at bf-max-links", &args);
+    let mut args: Vec<&[u8]> = vec![b"BF.MADD", b"b"];
+    args.extend(items.iter().map(|i| i.as_slice()));
+    assert_fast(&mut con, "BF.MADD 1,000 items at bf-max-links", &args);
+}
