@@ -117,20 +117,7 @@ fn scandump_inside_a_subfilter_of_a_migrated_filter_answers_as_redisbloom() {
     restore(&mut fb, "cf", &dump(&mut rb, b"cf"));
     both(&mut rb, &mut fb, &cmd(&["CF.DEBUG", "cf"]));
     let total = 64 + 128 + 256;
-    for it in [
-        1,
-        2,
-        33,
-        64,
-        65,
-        66,
-        100,
-        192,
-        193,
-        194,
-        300,
-        total,
-    ] {
+    for it in [1, 2, 33, 64, 65, 66, 100, 192, 193, 194, 300, total] {
         both(
             &mut rb,
             &mut fb,

@@ -7,3 +7,5 @@ pub mod bloom;
 pub mod cuckoo;
 pub mod hash;
 pub mod payload;
+#[cfg(test)]
+mod roundtrip_tests;

@@ -13,8 +13,7 @@ use crate::cmd::errors::{self as e, cuckoo as map_err, CmdError, Op};
 use crate::cmd::lenient::{self, Origin};
 use crate::core::bloom::MAX_CAPACITY;
 use crate::core::cuckoo::{
-    hash_for, CuckooFilter, CuckooHash, CuckooParams, DEFAULT_FP_BITS, HEADER_LEN, MAX_SUBFILTERS,
-    RB_HEADER_LEN,
+    hash_for, CuckooFilter, CuckooHash, CuckooParams, DEFAULT_FP_BITS, HEADER_LEN, RB_HEADER_LEN,
 };
 use crate::core::hash::HashAhead;
 
@@ -123,16 +122,17 @@ struct InsertLimits {
 }
 
 impl InsertLimits {
-    fn of(ctx: Ctx, f: &CuckooFilter) -> Self {
+    fn of(ctx: Ctx) -> Self {
         let trusted = ctx.trusted();
         InsertLimits {
-            // A filter from RedisBloom keeps its rule: the limit is checked once per
-            // command (`check_expansions`), and the command itself may grow past it.
-            max_filters: if f.is_redisbloom() {
-                MAX_SUBFILTERS
-            } else {
-                cf_max_filters(trusted)
-            },
+            // Every layout grows at most to `cf-max-expansions`, checked for
+            // each added item. RedisBloom checks once per command (its quirk
+            // Q11), so one CF.INSERT grew a filter past the limit: past what any
+            // client RESTORE or LOADCHUNK accepts (it could not move) and into
+            // thousands of sub-filters (it stalled the server). A filter of
+            // RedisBloom's layout also keeps its per-command refusal
+            // (`check_expansions`). Trusted writes keep only the core's ceiling.
+            max_filters: cf_max_filters(trusted),
             max_bytes: max_filter_bytes(trusted),
         }
     }
@@ -179,7 +179,7 @@ fn add_one(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
     })?;
     let f = key.existing(&CUCKOO)?;
     check_expansions(ctx, f)?;
-    let r = insert_one(InsertLimits::of(ctx, f), f, &f.hash(args.bytes(2)), nx);
+    let r = insert_one(InsertLimits::of(ctx), f, &f.hash(args.bytes(2)), nx);
     replicate_insert(ctx, name, created, matches!(r, Ok(true)));
     ctx.reply_bool(r.map_err(|err| map_err(Op::Insert, &err))?);
     Ok(())
@@ -204,7 +204,7 @@ fn insert_many(ctx: Ctx, args: Args, nx: bool) -> CmdResult {
     let f = key.existing(&CUCKOO)?;
     check_expansions(ctx, f)?;
     let resp3 = ctx.is_resp3();
-    let lim = InsertLimits::of(ctx, f);
+    let lim = InsertLimits::of(ctx);
     let mut changed = false;
     // Items refused (a failed insert changes nothing): a limit (cf-max-expansions,
     // max-filter-memory) does not apply where the command is replayed, so they
@@ -307,12 +307,10 @@ pub fn compact(ctx: Ctx, args: Args) -> CmdResult {
         return Err(e::CF_COMPACT_NOT_FOUND.into());
     }
     let f = key.existing(&CUCKOO)?;
-    if f.is_redisbloom() {
-        // RedisBloom compacts in full; a migrated filter evolves as it would.
-        f.compact();
-    } else {
-        f.compact_step(COMPACT_BUDGET);
-    }
+    // Every layout: a bounded step of the pass (RedisBloom compacts in full at
+    // once; a filter of its layout does the same whenever the pass fits in the
+    // budget, i.e. unless about a million slots lie past its first sub-filter).
+    f.compact_command(COMPACT_BUDGET);
     ctx.replicate_verbatim();
     ctx.reply_ok();
     Ok(())

@@ -185,6 +185,7 @@ impl BloomChain {
             expansion,
             rb,
             opts: ChainOptions::default(),
+            pending_shape: None,
         })
     }
 

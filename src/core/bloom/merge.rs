@@ -211,6 +211,7 @@ impl BloomChain {
             expansion: first.expansion,
             rb: first.rb,
             opts: first.opts,
+            pending_shape: None,
         };
         out.merge_in(false, sources, limits)?;
         Ok(out)

@@ -303,6 +303,7 @@ impl BloomChain {
             expansion: if rb.scaling() { rb.growth } else { 0 },
             rb: Some(rb),
             opts: ChainOptions::default(),
+            pending_shape: None,
         }
     }
 

@@ -903,3 +903,33 @@ fn fast_blocked_sizing_gives_the_full_sizing_bits() {
     };
     assert!(c.scale_to(None, &short).unwrap() < capacity);
 }
+
+#[test]
+fn copies_of_sparse_links_copy_their_written_pages_only() {
+    // 2^25 bits (4 MiB, 1024 pages), 7 hashes: tracked while sparse, then not
+    // (writes past four per page), and every copy answers as the original.
+    let limits = Limits::default();
+    let mut c = BloomChain::with_layout(3_000_000, 0.01, 0, BloomLayout::Classic, &limits).unwrap();
+    let copied = |c: &BloomChain| -> u64 { c.links().iter().map(|l| l.copied_bytes()).sum() };
+    assert_eq!(copied(&c), 0);
+    let items: Vec<Vec<u8>> = (0..2000).map(|i| format!("s{i}").into_bytes()).collect();
+    for (n, i) in items.iter().enumerate() {
+        c.add(&c.hash(i), &limits).unwrap();
+        if n == 9 || n == 1999 {
+            let d = c.try_clone().unwrap();
+            for j in &items {
+                assert_eq!(d.contains(&d.hash(j)), c.contains(&c.hash(j)));
+            }
+            assert!(d.links()[0].data() == c.links()[0].data());
+        }
+        if n == 9 {
+            let bytes = copied(&c);
+            assert!(bytes > 0 && bytes <= 70 * 4096, "{bytes}");
+        }
+    }
+    let total = c.links()[0].data().len() as u64;
+    assert!(
+        copied(&c) >= total,
+        "tracking stopped: a copy copies it all"
+    );
+}

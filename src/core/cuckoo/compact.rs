@@ -43,6 +43,19 @@ impl CuckooFilter {
         while !self.compact_step(u64::MAX) {}
     }
 
+    /// CF.COMPACT: [`compact_step`](Self::compact_step) within `budget`. For a
+    /// filter of RedisBloom's layout a running automatic (stop-at-failure) pass
+    /// first becomes a continue-on-failure one, as RedisBloom's CF.COMPACT always
+    /// continues past a sub-filter it cannot empty.
+    pub fn compact_command(&mut self, budget: u64) -> bool {
+        if self.rb {
+            if let Some(c) = self.cursor.as_mut() {
+                c.cont = true;
+            }
+        }
+        self.compact_step(budget)
+    }
+
     /// Runs the current compaction pass for at most `budget` units of work,
     /// starting a continue-on-failure pass if none is running. One unit = one
     /// slot examined, one older sub-filter probed while relocating a

@@ -283,6 +283,7 @@ impl CuckooFilter {
             return Err(CuckooError::BadChunk("length"));
         }
         sub.data.copy_from_slice(data);
+        sub.written.mark_all();
         sub.occupied = sub.count_occupied(&l, 0, sub.slots);
         Ok(())
     }
@@ -309,6 +310,7 @@ impl CuckooFilter {
     ) -> Result<(), E> {
         let l = self.layout;
         for sub in &mut self.subs {
+            sub.written.mark_all();
             for piece in sub.data.chunks_mut(MAX_CHUNK) {
                 read(piece)?;
             }
@@ -381,6 +383,7 @@ impl CuckooFilter {
                     .get_mut(idx(a)..idx(c))
                     .ok_or(BadChunk("out of bounds"))?;
                 dst.copy_from_slice(data);
+                sub.written.mark_range(idx(a), idx(c));
                 let after = sub.count_occupied(&l, first_slot, end_slot);
                 sub.occupied = sub.occupied.saturating_sub(before).saturating_add(after);
                 return Ok(());

@@ -90,6 +90,12 @@ pub const MAX_CHUNK: usize = 16 * 1024 * 1024;
 /// Work units (see [`CuckooFilter::compact_step`]) of the automatic compaction
 /// step that a successful delete runs (about 10-20 µs at most).
 pub const AUTO_COMPACT_BUDGET: u64 = 2048;
+/// Work units of the compaction pass a delete runs on a filter of RedisBloom's
+/// layout (RedisBloom runs the whole pass inside the delete). As large as one
+/// CF.COMPACT call (`redis::cf::COMPACT_BUDGET`), so a filter in RedisBloom's
+/// normal range compacts exactly when and as RedisBloom's does, yet a filter
+/// with thousands of sub-filters no longer stalls the server in one CF.DEL.
+pub const RB_AUTO_COMPACT_BUDGET: u64 = 1 << 20;
 /// Length of the header produced by [`CuckooFilter::encode_header`].
 pub const HEADER_LEN: usize = 64;
 /// First four bytes of every header.

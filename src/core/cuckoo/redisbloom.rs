@@ -31,7 +31,7 @@ use crate::core::payload::RdbRead;
 /// Length of RedisBloom's cuckoo header.
 pub const RB_HEADER_LEN: usize = 38;
 /// RedisBloom's most sub-filters (its count is 16 bits).
-const RB_MAX_FILTERS: u64 = 65535;
+pub(super) const RB_MAX_FILTERS: u32 = 65535;
 /// RedisBloom's bucket count bound (56 bits).
 const RB_MAX_BUCKETS: u64 = (1 << 56) - 1;
 const RB_FP_BITS: u8 = 8;
@@ -63,7 +63,7 @@ impl CuckooFilter {
     /// Checks RedisBloom's fields (module doc): the filter to allocate.
     fn plan_rb_fields(f: &RbFields, max_bytes: u64) -> Result<Plan, CuckooError> {
         use CuckooError::BadHeader;
-        if f.filters == 0 || f.filters > RB_MAX_FILTERS {
+        if f.filters == 0 || f.filters > u64::from(RB_MAX_FILTERS) {
             return Err(BadHeader("number of filters"));
         }
         let bucket_size = u8::try_from(f.bucket_size)

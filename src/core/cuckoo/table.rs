@@ -2,6 +2,7 @@
 //! search, and the fallible zeroed allocation of its bytes.
 
 use super::*;
+use crate::core::bits::Written;
 
 /// Bit-packing parameters shared by all sub-filters of one filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,6 +115,9 @@ pub(super) struct SubFilter {
     pub(super) slots: u64,
     /// Non-empty slots, maintained on every write.
     pub(super) occupied: u64,
+    /// The chunks of `data` ever written: a copy copies only those (see
+    /// `core::bits::Written`). Every write of `data` marks what it writes.
+    pub(super) written: Written,
 }
 
 impl SubFilter {
@@ -123,11 +127,31 @@ impl SubFilter {
         let slots = buckets
             .checked_mul(l.bucket_size)
             .ok_or(CuckooError::MemoryCap)?;
+        let data = alloc_zeroed(bytes)?;
         Ok(SubFilter {
-            data: alloc_zeroed(bytes)?,
+            written: Written::for_len(data.len()).map_err(|_| CuckooError::AllocFailed)?,
+            data,
             buckets,
             slots,
             occupied: 0,
+        })
+    }
+
+    /// A deep copy: a zeroed table (lazily zeroed when large) into which only
+    /// the chunks ever written are copied, so copying a large, sparsely written
+    /// table costs what it holds, not its size.
+    pub(super) fn try_clone(&self) -> Result<Self, CuckooError> {
+        let mut data = alloc_zeroed(self.data.len() as u64)?;
+        self.written.copy_written(&self.data, &mut data);
+        Ok(SubFilter {
+            data,
+            buckets: self.buckets,
+            slots: self.slots,
+            occupied: self.occupied,
+            written: self
+                .written
+                .try_clone()
+                .map_err(|_| CuckooError::AllocFailed)?,
         })
     }
 
@@ -159,6 +183,11 @@ impl SubFilter {
     /// Raw write (does not touch `occupied`).
     #[inline(always)]
     pub(super) fn put(&mut self, l: &Layout, slot: u64, v: u32) {
+        // A slot's bytes never straddle more than two chunks: mark both ends.
+        let first = idx(slot.wrapping_mul(u64::from(l.fp_bits)) / 8);
+        self.written.mark(first);
+        self.written
+            .mark(first.saturating_add(usize::from(l.fp_bits.div_ceil(8))));
         match l.fp_bits {
             8 => {
                 if let Some(b) = self.data.get_mut(idx(slot)) {

@@ -918,3 +918,82 @@ fn breadth_first_search_fills_a_table_before_it_grows() {
     assert!(ours >= 0.75, "{ours}");
     assert!(ours >= walk + 0.1, "{ours} vs {walk}");
 }
+
+#[test]
+fn growth_stops_at_the_ceiling_every_loader_accepts() {
+    // Trusted writes (replication, AOF) grow with no configured limit: a filter
+    // of RedisBloom's layout stops at 65535 sub-filters, the most its header
+    // loads (65536 made a filter that no RDB, RESTORE or LOADCHUNK took back).
+    for (rb, ceiling) in [(true, 65535usize), (false, MAX_SUBFILTERS as usize)] {
+        let p = CuckooParams {
+            redisbloom: rb,
+            ..params(2, 1, 1, 8)
+        };
+        let mut f = CuckooFilter::new(&p, NOCAP).unwrap();
+        while f.num_filters() < ceiling {
+            f.grow(u32::MAX, NOCAP).unwrap();
+        }
+        assert_eq!(f.grow(u32::MAX, NOCAP), Err(CuckooError::MaxExpansions));
+        assert_eq!(f.max_subfilters() as usize, ceiling);
+        let g = CuckooFilter::from_header(&f.encode_header(), NOCAP).unwrap();
+        assert_eq!(g.num_filters(), ceiling, "rb {rb}");
+    }
+}
+
+#[test]
+fn redisbloom_layout_compaction_is_bounded_per_call() {
+    // Thousands of tiny sub-filters (RedisBloom's issue #517): one delete or
+    // one CF.COMPACT does at most its budget (plus one relocation), and the pass
+    // completes over several calls without losing an item.
+    let mut f = CuckooFilter::new(&rb_params(2, 1, 1), NOCAP).unwrap();
+    let items: Vec<Vec<u8>> = (0..6000).map(|i| format!("i{i}").into_bytes()).collect();
+    for i in &items {
+        f.insert(&f.hash(i), u32::MAX, NOCAP).unwrap();
+    }
+    let n = f.num_filters();
+    assert!(n > 2000, "{n}");
+    let mut calls = 0;
+    while !f.compact_command(1 << 12) {
+        calls += 1;
+        assert!(calls < 100_000);
+    }
+    assert!(calls > 1, "{calls}");
+    for i in &items {
+        assert!(f.contains(&f.hash(i)));
+    }
+    check_occupancy(&f);
+}
+
+#[test]
+fn a_copy_copies_only_what_was_written() {
+    for fp_bits in [8u8, 12, 16, 32] {
+        // 2^20 buckets of 4 slots: 4-16 MiB of table.
+        let mut f = CuckooFilter::new(&params(1 << 22, 4, 1, fp_bits), NOCAP).unwrap();
+        let table = f.table_bytes();
+        assert_eq!(f.copied_bytes(), 0, "never written");
+        let empty = f.try_clone(NOCAP).unwrap();
+        assert_eq!(snapshot(&empty), snapshot(&f));
+        let items: Vec<Vec<u8>> = (0..10).map(|i| format!("c{i}").into_bytes()).collect();
+        for i in &items {
+            f.insert(&f.hash(i), 32, NOCAP).unwrap();
+        }
+        assert!(f.delete(&f.hash(&items[0])));
+        let copied = f.copied_bytes();
+        assert!(copied > 0 && copied < table, "{copied} of {table}");
+        let c = f.try_clone(NOCAP).unwrap();
+        assert_eq!(snapshot(&c), snapshot(&f), "fp {fp_bits}");
+        check_occupancy(&c);
+        for i in &items[1..] {
+            assert!(c.contains(&c.hash(i)));
+        }
+        // A copy of a copy, after more writes to the copy.
+        let mut c = c;
+        c.insert(&c.hash(b"later"), 32, NOCAP).unwrap();
+        let d = c.try_clone(NOCAP).unwrap();
+        assert_eq!(snapshot(&d), snapshot(&c));
+        // Loaded tables count as written throughout.
+        let l = dump_and_load(&f);
+        assert_eq!(l.copied_bytes(), table);
+        assert_eq!(snapshot(&l.try_clone(NOCAP).unwrap()), snapshot(&f));
+    }
+}
