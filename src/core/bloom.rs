@@ -50,6 +50,7 @@ use super::bits::{AllocError, Line, Words, LINE_BITS};
 use super::hash::{fastrange, HashScheme, ItemHash};
 
 mod encoding;
+mod generation;
 mod redisbloom;
 pub(crate) use encoding::Reader;
 #[cfg(test)]
@@ -57,6 +58,7 @@ use encoding::HEADER_FIXED;
 pub use encoding::{
     HEADER_MAGIC, HEADER_VERSION, LAYOUT_BLOCKED, LAYOUT_CLASSIC, LAYOUT_REDISBLOOM,
 };
+pub(crate) use generation::{GEN_CHAIN_OVERHEAD, GEN_LINK_OVERHEAD};
 pub use redisbloom::{RbChain, RB_MAX_HASHES};
 
 /// `ln(2)` as RedisBloom writes it (one digit short of `f64::consts::LN_2`; the
@@ -578,6 +580,9 @@ pub struct BloomChain {
     /// Set for filters migrated from RedisBloom: they keep its hashing, bit
     /// indexing, link sizing and header (see `redisbloom.rs`).
     rb: Option<RbChain>,
+    /// Set for windowed filters (`WINDOW seconds`, `crate::core::window`): the
+    /// generations hold the links and `links` stays empty.
+    window: Option<Box<crate::core::window::Window>>,
 }
 
 /// The fixed part of `mem_usage`, per RedisBloom's formula (spec 8.3).
@@ -620,6 +625,7 @@ impl BloomChain {
             items: 0,
             expansion,
             rb: None,
+            window: None,
         };
         chain.push_link(shape, limits)?;
         Ok(chain)
@@ -704,6 +710,9 @@ impl BloomChain {
 
     /// Total item capacity (sum of link capacities).
     pub fn capacity(&self) -> u64 {
+        if let Some(w) = &self.window {
+            return w.capacity();
+        }
         self.links
             .iter()
             .fold(0u64, |acc, l| acc.saturating_add(l.shape.entries))
@@ -711,11 +720,17 @@ impl BloomChain {
 
     /// Items accepted as new.
     pub fn items(&self) -> u64 {
-        self.items
+        match &self.window {
+            Some(w) => w.items(),
+            None => self.items,
+        }
     }
 
     /// `None` for non-scaling filters.
     pub fn expansion(&self) -> Option<u32> {
+        if let Some(w) = &self.window {
+            return w.expansion();
+        }
         match self.rb {
             Some(rb) => rb.scaling().then_some(rb.growth),
             None => (self.expansion != 0).then_some(self.expansion),
@@ -744,6 +759,9 @@ impl BloomChain {
 
     /// The error rate the filter was created with (derived from the first link).
     pub fn error_rate(&self) -> f64 {
+        if let Some(w) = &self.window {
+            return w.error();
+        }
         match self.links.first() {
             Some(l) if self.expansion != 0 => l.shape.error / TIGHTENING_RATIO,
             Some(l) => l.shape.error,
@@ -754,6 +772,9 @@ impl BloomChain {
     /// Memory estimate in bytes: RedisBloom's formula `32 + 64 * links + bytes`
     /// (BF.INFO `Size`, MEMORY USAGE, and the quantity the memory cap bounds).
     pub fn mem_usage(&self) -> u64 {
+        if let Some(w) = &self.window {
+            return w.mem_usage();
+        }
         self.links.iter().fold(CHAIN_OVERHEAD, |acc, l| {
             acc.saturating_add(LINK_OVERHEAD + l.shape.bytes())
         })
@@ -775,6 +796,15 @@ impl BloomChain {
                 f(p, n, a);
             }
         }
+        if let Some(w) = &self.window {
+            let w: &crate::core::window::Window = w;
+            f(
+                w as *const _ as *const u8,
+                std::mem::size_of_val(w),
+                std::mem::align_of_val(w),
+            );
+            w.heap_blocks(f);
+        }
     }
 
     /// A fallible deep copy (for COPY).
@@ -791,6 +821,10 @@ impl BloomChain {
             items: self.items,
             expansion: self.expansion,
             rb: self.rb,
+            window: match &self.window {
+                Some(w) => Some(Box::new(w.try_clone()?)),
+                None => None,
+            },
         })
     }
 }

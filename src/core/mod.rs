@@ -7,3 +7,4 @@ pub mod bloom;
 pub mod cuckoo;
 pub mod hash;
 pub mod payload;
+pub mod window;

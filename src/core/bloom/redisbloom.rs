@@ -296,6 +296,7 @@ impl BloomChain {
             items: total,
             expansion: if rb.scaling() { rb.growth } else { 0 },
             rb: Some(rb),
+            window: None,
         }
     }
 
