@@ -9,6 +9,7 @@ use std::ffi::CStr;
 use super::errors::{self as e, CmdError};
 use super::parse::{is_keyword, parse_f64, parse_i64, scan_until_items, ArgList, InsertArgs};
 use crate::core::bloom::{BloomLayout, MAX_CAPACITY, MAX_EXPANSION};
+use crate::core::window::MAX_WINDOW_MS;
 
 /// RedisBloom stores error rates above this as this (with a log line).
 pub const MAX_ERROR_RATE: f64 = 0.25;
@@ -31,6 +32,33 @@ pub struct CreateParams {
     pub expansion: u32,
     /// ferrobloom's `LAYOUT classic|blocked` option (default: `bf.bf-layout`).
     pub layout: BloomLayout,
+    /// `WINDOW seconds`, in milliseconds: a windowed filter (`core::window`).
+    pub window_ms: Option<u64>,
+}
+
+/// `WINDOW seconds`: a decimal number of seconds > 0, rounded to the
+/// millisecond (at least 1 ms), at most [`MAX_WINDOW_MS`].
+pub fn parse_window(v: &[u8]) -> Result<u64, CmdError> {
+    let s = parse_f64(v).ok_or(e::WINDOW_BAD)?;
+    let ms = (s * 1000.0).round();
+    if !(s > 0.0 && ms >= 1.0 && ms <= MAX_WINDOW_MS as f64) {
+        return Err(e::WINDOW_BAD.into());
+    }
+    Ok(ms as u64)
+}
+
+/// Records a WINDOW option (refusing a second one).
+fn set_window(slot: &mut Option<u64>, v: &[u8]) -> Result<(), CmdError> {
+    if slot.is_some() {
+        return Err(e::WINDOW_TWICE.into());
+    }
+    *slot = Some(parse_window(v)?);
+    Ok(())
+}
+
+/// Formats a window for a replicated command: seconds with 3 decimals.
+pub fn format_window(ms: u64) -> String {
+    format!("{}.{:03}", ms / 1000, ms % 1000)
 }
 
 fn parse_layout(v: &[u8]) -> Result<BloomLayout, CmdError> {
@@ -51,7 +79,7 @@ pub fn parse_reserve<'a>(
     d: &BloomDefaults,
 ) -> Result<CreateParams, CmdError> {
     let n = args.count();
-    if !(4..=9).contains(&n) {
+    if !(4..=11).contains(&n) {
         return Err(CmdError::WrongArity);
     }
     let error = args.arg(2).and_then(parse_f64).ok_or(e::BAD_ERROR_RATE)?;
@@ -65,6 +93,7 @@ pub fn parse_reserve<'a>(
     let mut nonscaling = false;
     let mut expansion: Option<i64> = None;
     let mut layout = d.layout;
+    let mut window_ms = None;
     let mut i = 4;
     while let Some(a) = args.arg(i) {
         if is_keyword(a, "NONSCALING") {
@@ -76,6 +105,9 @@ pub fn parse_reserve<'a>(
             i += 2;
         } else if is_keyword(a, "LAYOUT") {
             layout = parse_layout(args.arg(i + 1).ok_or(e::BAD_LAYOUT)?)?;
+            i += 2;
+        } else if is_keyword(a, "WINDOW") {
+            set_window(&mut window_ms, args.arg(i + 1).ok_or(e::WINDOW_BAD)?)?;
             i += 2;
         } else {
             return Err(e::UNKNOWN_ARGUMENT.into());
@@ -89,11 +121,15 @@ pub fn parse_reserve<'a>(
         Some(x) => Some(x as u32),
         None => None,
     };
+    if window_ms.is_some() && layout == BloomLayout::RedisBloom {
+        return Err(e::WINDOW_LAYOUT.into());
+    }
     Ok(CreateParams {
         error: error.min(MAX_ERROR_RATE),
         capacity: capacity as u64,
         expansion: expansion_for(nonscaling, explicit, d),
         layout,
+        window_ms,
     })
 }
 
@@ -106,10 +142,11 @@ pub fn parse_insert<'a>(
     let (mut capacity, mut error, mut expansion) = (None, None, None);
     let mut layout = d.layout;
     let (mut nocreate, mut nonscaling) = (false, false);
+    let (mut window_ms, mut at_ms) = (None, None);
     let items_from = scan_until_items(
         args,
         &["NOCREATE", "NONSCALING"],
-        &["CAPACITY", "ERROR", "EXPANSION", "LAYOUT"],
+        &["CAPACITY", "ERROR", "EXPANSION", "LAYOUT", "WINDOW", "AT"],
         |kw, v| {
             match kw {
                 "CAPACITY" => {
@@ -131,6 +168,11 @@ pub fn parse_insert<'a>(
                     expansion = Some(x as u32);
                 }
                 "LAYOUT" => layout = parse_layout(v)?,
+                "WINDOW" => set_window(&mut window_ms, v)?,
+                "AT" => {
+                    let t = parse_i64(v).filter(|t| *t >= 0).ok_or(e::WINDOW_AT)?;
+                    at_ms = Some(t as u64);
+                }
                 "NOCREATE" => nocreate = true,
                 _ => nonscaling = true,
             }
@@ -140,13 +182,24 @@ pub fn parse_insert<'a>(
     if nocreate && (capacity.is_some() || error.is_some()) {
         return Err(e::NOCREATE_WITH_OPTIONS.into());
     }
+    if nocreate && window_ms.is_some() {
+        return Err(e::WINDOW_NOCREATE.into());
+    }
+    if window_ms.is_some() && layout == BloomLayout::RedisBloom {
+        return Err(e::WINDOW_LAYOUT.into());
+    }
     let create = (!nocreate).then(|| CreateParams {
         error: error.unwrap_or(d.error),
         capacity: capacity.unwrap_or(d.capacity),
         expansion: expansion_for(nonscaling, expansion, d),
         layout,
+        window_ms,
     });
-    Ok(InsertArgs { create, items_from })
+    Ok(InsertArgs {
+        create,
+        items_from,
+        at_ms,
+    })
 }
 
 /// The single-field form of BF.INFO.
@@ -157,6 +210,9 @@ pub enum InfoField {
     Filters,
     Items,
     Expansion,
+    /// `BF.INFO key WINDOW`: a windowed filter's window in seconds (never in
+    /// the default reply, whose five fields stay RedisBloom's).
+    Window,
 }
 
 impl InfoField {
@@ -175,6 +231,7 @@ impl InfoField {
             (InfoField::Filters, "FILTERS"),
             (InfoField::Items, "ITEMS"),
             (InfoField::Expansion, "EXPANSION"),
+            (InfoField::Window, "WINDOW"),
         ] {
             if is_keyword(a, name) {
                 return Ok(f);
@@ -191,6 +248,7 @@ impl InfoField {
             InfoField::Filters => c"Number of filters",
             InfoField::Items => c"Number of items inserted",
             InfoField::Expansion => c"Expansion rate",
+            InfoField::Window => c"Window",
         }
     }
 }
@@ -253,7 +311,8 @@ mod tests {
                 error: 0.001,
                 capacity: 100,
                 expansion: 2,
-                layout: BloomLayout::Blocked
+                layout: BloomLayout::Blocked,
+                window_ms: None,
             }
         );
         let p = reserve(&["bf.reserve", "k", "0.01", "10", "expansion", "4"]).unwrap();
@@ -449,7 +508,8 @@ mod tests {
                 error: 0.01,
                 capacity: 100,
                 expansion: 2,
-                layout: BloomLayout::Blocked
+                layout: BloomLayout::Blocked,
+                window_ms: None,
             })
         );
         let a = insert(&[
@@ -471,7 +531,8 @@ mod tests {
                 error: 0.001,
                 capacity: 1000,
                 expansion: 4,
-                layout: BloomLayout::Blocked
+                layout: BloomLayout::Blocked,
+                window_ms: None,
             })
         );
         assert_eq!(a.items_from, 9);
@@ -579,5 +640,129 @@ mod tests {
         ] {
             assert_eq!(format_g(v), s, "{v}");
         }
+    }
+
+    #[test]
+    fn window_option_parsing_and_every_bad_input() {
+        let w = |a: &[&str]| reserve(a).map(|p| p.window_ms);
+        let base = ["BF.RESERVE", "k", "0.01", "1000", "WINDOW"];
+        let with = |v: &str| {
+            let mut a = base.to_vec();
+            a.push(v);
+            w(&a)
+        };
+        assert_eq!(with("600").unwrap(), Some(600_000));
+        assert_eq!(with("0.5").unwrap(), Some(500));
+        assert_eq!(with("0.001").unwrap(), Some(1));
+        assert_eq!(with("86400").unwrap(), Some(86_400_000));
+        assert_eq!(with("315576000").unwrap(), Some(MAX_WINDOW_MS));
+        for bad in [
+            "0",
+            "-1",
+            "-0.5",
+            "nan",
+            "NaN",
+            "inf",
+            "x",
+            "",
+            "315576000.001",
+            "1e12",
+            "0.0004",
+        ] {
+            assert_eq!(err(with(bad)), e::WINDOW_BAD, "{bad:?}");
+        }
+        assert_eq!(err(w(&base)), e::WINDOW_BAD, "missing value");
+        let mut twice = base.to_vec();
+        twice.extend(["1", "WINDOW", "2"]);
+        assert_eq!(err(w(&twice)), e::WINDOW_TWICE);
+        let all = [
+            "BF.RESERVE",
+            "k",
+            "0.01",
+            "10",
+            "NONSCALING",
+            "LAYOUT",
+            "classic",
+            "WINDOW",
+            "3",
+        ];
+        let p = reserve(&all).unwrap();
+        assert_eq!((p.window_ms, p.expansion), (Some(3000), 0));
+        let all = [
+            "BF.RESERVE",
+            "k",
+            "0.01",
+            "10",
+            "EXPANSION",
+            "4",
+            "LAYOUT",
+            "blocked",
+            "WINDOW",
+            "3",
+        ];
+        assert_eq!(reserve(&all).unwrap().window_ms, Some(3000));
+        assert_eq!(
+            err(reserve(&[
+                "BF.RESERVE",
+                "k",
+                "0.01",
+                "10",
+                "LAYOUT",
+                "redisbloom",
+                "WINDOW",
+                "3"
+            ])),
+            e::WINDOW_LAYOUT
+        );
+        assert_eq!(w(&["BF.RESERVE", "k", "0.01", "10"]).unwrap(), None);
+
+        let i = |a: &[&str]| insert(a);
+        let a = i(&["BF.INSERT", "k", "WINDOW", "2.5", "ITEMS", "a"]).unwrap();
+        assert_eq!(a.create.unwrap().window_ms, Some(2500));
+        assert_eq!(a.at_ms, None);
+        assert_eq!(
+            err(i(&[
+                "BF.INSERT",
+                "k",
+                "NOCREATE",
+                "WINDOW",
+                "2",
+                "ITEMS",
+                "a"
+            ])),
+            e::WINDOW_NOCREATE
+        );
+        assert_eq!(
+            err(i(&[
+                "BF.INSERT",
+                "k",
+                "WINDOW",
+                "2",
+                "WINDOW",
+                "2",
+                "ITEMS",
+                "a"
+            ])),
+            e::WINDOW_TWICE
+        );
+        assert_eq!(
+            err(i(&["BF.INSERT", "k", "WINDOW", "0", "ITEMS", "a"])),
+            e::WINDOW_BAD
+        );
+        let a = i(&[
+            "BF.INSERT",
+            "k",
+            "NOCREATE",
+            "AT",
+            "1700000000000",
+            "ITEMS",
+            "a",
+        ])
+        .unwrap();
+        assert_eq!(a.at_ms, Some(1_700_000_000_000));
+        assert_eq!(
+            err(i(&["BF.INSERT", "k", "AT", "-5", "ITEMS", "a"])),
+            e::WINDOW_AT
+        );
     }
 }

@@ -231,6 +231,11 @@ impl Window {
         (u128::from(index) + 1 + k) * u128::from(self.window_ms) > k * u128::from(now)
     }
 
+    /// Whether generation `index` answers at `now` (BF.DEBUG).
+    pub fn is_live_at(&self, index: u64, now: u64) -> bool {
+        self.is_live(index, now)
+    }
+
     /// The time an operation at server time `now` uses.
     #[inline]
     pub fn effective(&self, now: u64) -> u64 {

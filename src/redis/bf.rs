@@ -6,11 +6,15 @@ use super::api::{Args, Ctx, Key, KeyState, Lookup};
 use super::config::{bloom_defaults, bloom_limits, max_item_bytes};
 use super::membership;
 use super::types::BLOOM;
-use crate::cmd::bf::{format_g, parse_insert, parse_reserve, CreateParams, InfoField};
+use super::window;
+use crate::cmd::bf::{
+    format_g, format_window, parse_insert, parse_reserve, CreateParams, InfoField,
+};
 use crate::cmd::errors::{self as e, bloom as map_err, CmdError, Op};
 use crate::cmd::parse::{check_item_sizes, parse_i64, ArgList};
 use crate::core::bloom::{BloomChain, BloomError, BloomLayout};
 use crate::core::hash::HashAhead;
+use crate::core::window::Window;
 
 pub type CmdResult = Result<(), CmdError>;
 
@@ -35,13 +39,12 @@ pub fn check_items(ctx: Ctx, args: &Args, from: usize) -> CmdResult {
 
 /// Creates a filter in a missing key.
 fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
-    let chain = BloomChain::with_layout(
-        p.capacity,
-        p.error,
-        p.expansion,
-        p.layout,
-        &bloom_limits(ctx.trusted()),
-    )
+    let limits = bloom_limits(ctx.trusted());
+    let chain = match p.window_ms {
+        Some(ms) => Window::new(p.capacity, p.error, p.expansion, p.layout, ms, &limits)
+            .map(BloomChain::windowed),
+        None => BloomChain::with_layout(p.capacity, p.error, p.expansion, p.layout, &limits),
+    }
     .map_err(|err| map_err(Op::Create, &err))?;
     if key.set(&BLOOM, Box::new(chain)) {
         Ok(())
@@ -52,37 +55,27 @@ fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
 
 /// Replicates the creation of a filter with every parameter spelled out, so a
 /// replica (or the AOF) builds the same filter whatever its own defaults are.
-fn replicate_reserve(ctx: Ctx, key: *mut redis_module::raw::RedisModuleString, p: &CreateParams) {
+pub(super) fn replicate_reserve(
+    ctx: Ctx,
+    key: *mut redis_module::raw::RedisModuleString,
+    p: &CreateParams,
+) {
     let error = format!("{}", p.error);
     let capacity = p.capacity.to_string();
     let layout = p.layout.name().as_bytes();
+    let expansion = p.expansion.to_string();
+    let window = p.window_ms.map(format_window).unwrap_or_default();
+    let mut a: Vec<&[u8]> = vec![error.as_bytes(), capacity.as_bytes()];
     if p.expansion == 0 {
-        ctx.replicate(
-            c"BF.RESERVE",
-            key,
-            &[
-                error.as_bytes(),
-                capacity.as_bytes(),
-                b"NONSCALING",
-                b"LAYOUT",
-                layout,
-            ],
-        );
+        a.push(b"NONSCALING");
     } else {
-        let expansion = p.expansion.to_string();
-        ctx.replicate(
-            c"BF.RESERVE",
-            key,
-            &[
-                error.as_bytes(),
-                capacity.as_bytes(),
-                b"EXPANSION",
-                expansion.as_bytes(),
-                b"LAYOUT",
-                layout,
-            ],
-        );
+        a.extend([&b"EXPANSION"[..], expansion.as_bytes()]);
     }
+    a.extend([&b"LAYOUT"[..], layout]);
+    if p.window_ms.is_some() {
+        a.extend([&b"WINDOW"[..], window.as_bytes()]);
+    }
+    ctx.replicate(c"BF.RESERVE", key, &a);
 }
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
@@ -118,12 +111,30 @@ fn add_items(
     items_from: usize,
     create_with: Option<CreateParams>,
     shape: Shape,
+    at: Option<u64>,
 ) -> CmdResult {
     check_items(ctx, &args, items_from)?;
+    if at.is_some() && !ctx.trusted() {
+        return Err(e::WINDOW_AT.into());
+    }
     let name = key_name(&args)?;
     let mut key = Key::open(ctx, name, true);
     let created = match (key.state(&BLOOM), create_with) {
         (KeyState::WrongType, _) => return Err(e::WRONG_TYPE.into()),
+        (
+            KeyState::Found,
+            Some(CreateParams {
+                window_ms: Some(ms),
+                ..
+            }),
+        ) => {
+            // WINDOW on an existing key: only for the same window.
+            let same = key.existing(&BLOOM)?.window().map(|w| w.window_ms()) == Some(ms);
+            if !same {
+                return Err(e::WINDOW_EXISTS.into());
+            }
+            None
+        }
         (KeyState::Found, _) => None,
         (KeyState::Missing, None) => return Err(e::NOT_FOUND.into()),
         (KeyState::Missing, Some(p)) => {
@@ -132,6 +143,10 @@ fn add_items(
         }
     };
     let chain = key.existing(&BLOOM)?;
+    if chain.window().is_some() {
+        let single = shape == Shape::Single;
+        return window::add(ctx, &args, name, chain, items_from, created, single, at);
+    }
     let limits = bloom_limits(ctx.trusted());
     let mut changed = false;
     match shape {
@@ -207,7 +222,7 @@ pub fn add(ctx: Ctx, args: Args) -> CmdResult {
     if args.len() != 3 {
         return Err(CmdError::WrongArity);
     }
-    add_items(ctx, args, 2, Some(create_defaults()), Shape::Single)
+    add_items(ctx, args, 2, Some(create_defaults()), Shape::Single, None)
 }
 
 /// BF.MADD key item [item ...]
@@ -215,7 +230,7 @@ pub fn madd(ctx: Ctx, args: Args) -> CmdResult {
     if args.len() < 3 {
         return Err(CmdError::WrongArity);
     }
-    add_items(ctx, args, 2, Some(create_defaults()), Shape::Array)
+    add_items(ctx, args, 2, Some(create_defaults()), Shape::Array, None)
 }
 
 fn create_defaults() -> CreateParams {
@@ -225,6 +240,7 @@ fn create_defaults() -> CreateParams {
         capacity: d.capacity,
         expansion: d.expansion,
         layout: d.layout,
+        window_ms: None,
     }
 }
 
@@ -232,7 +248,7 @@ fn create_defaults() -> CreateParams {
 /// [NONSCALING] ITEMS item [item ...]
 pub fn insert(ctx: Ctx, args: Args) -> CmdResult {
     let a = parse_insert(&args, &bloom_defaults())?;
-    add_items(ctx, args, a.items_from, a.create, Shape::Array)
+    add_items(ctx, args, a.items_from, a.create, Shape::Array, a.at_ms)
 }
 
 /// BF.EXISTS key item
@@ -249,8 +265,12 @@ fn info_value(ctx: Ctx, c: &BloomChain, f: InfoField) {
     match f {
         InfoField::Capacity => ctx.reply_count(c.capacity()),
         InfoField::Size => ctx.reply_count(c.mem_usage()),
-        InfoField::Filters => ctx.reply_count(c.links().len() as u64),
-        InfoField::Items => ctx.reply_count(c.items()),
+        InfoField::Filters => ctx.reply_count(c.link_count() as u64),
+        InfoField::Items => ctx.reply_count(live_items(c)),
+        InfoField::Window => match c.window() {
+            Some(w) => ctx.reply_double(w.window_ms() as f64 / 1000.0),
+            None => ctx.reply_null(),
+        },
         InfoField::Expansion => match c.expansion() {
             Some(x) => ctx.reply_integer(i64::from(x)),
             None => ctx.reply_null(),
@@ -284,6 +304,15 @@ pub fn info(ctx: Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
+/// Items within the live window of a windowed filter (by this server's
+/// clock), or all items of a plain one.
+fn live_items(c: &BloomChain) -> u64 {
+    match c.window() {
+        Some(w) => w.items_at(window::now_ms()),
+        None => c.items(),
+    }
+}
+
 /// BF.CARD key
 pub fn card(ctx: Ctx, args: Args) -> CmdResult {
     if args.len() != 2 {
@@ -291,7 +320,7 @@ pub fn card(ctx: Ctx, args: Args) -> CmdResult {
     }
     let mut key = Key::open(ctx, key_name(&args)?, false);
     let items = match key.lookup(&BLOOM) {
-        Lookup::Found(c) => c.items(),
+        Lookup::Found(c) => live_items(c),
         Lookup::Missing => 0,
         Lookup::WrongType => return Err(e::WRONG_TYPE.into()),
     };
@@ -362,6 +391,9 @@ pub fn debug(ctx: Ctx, args: Args) -> CmdResult {
     }
     let mut key = Key::open(ctx, key_name(&args)?, false);
     let c = key.existing(&BLOOM)?;
+    if let Some(w) = c.window() {
+        return debug_window(ctx, c, w);
+    }
     ctx.reply_array(1 + c.links().len());
     ctx.reply_bulk(format!("size:{}", c.items()).as_bytes());
     for l in c.links() {
@@ -381,6 +413,48 @@ pub fn debug(ctx: Ctx, args: Args) -> CmdResult {
             }
         );
         ctx.reply_bulk(line.as_bytes());
+    }
+    Ok(())
+}
+
+/// BF.DEBUG on a windowed filter: `size:<items in the live window>`, a line
+/// with the window, then one line per link as for a plain filter, each with
+/// its generation's index and whether it is live by this server's clock.
+fn debug_window(ctx: Ctx, c: &BloomChain, w: &Window) -> CmdResult {
+    let now = w.effective(window::now_ms());
+    ctx.reply_array(2 + c.link_count());
+    ctx.reply_bulk(format!("size:{}", w.items_at(now)).as_bytes());
+    ctx.reply_bulk(
+        format!(
+            "window:{} generations:{} parts:{} last_change_ms:{}",
+            format_window(w.window_ms()),
+            w.generation_list().count(),
+            w.parts(),
+            w.last_ms()
+        )
+        .as_bytes(),
+    );
+    for (index, g) in w.generation_list() {
+        let live = w.is_live_at(index, now);
+        for l in g.links() {
+            let s = l.shape();
+            let line = format!(
+                "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}{} generation:{index}{}",
+                s.bytes(),
+                s.bits,
+                s.hashes,
+                c.scheme().width(),
+                s.entries,
+                l.items(),
+                format_g(s.error),
+                match s.layout {
+                    BloomLayout::Classic | BloomLayout::RedisBloom => "",
+                    BloomLayout::Blocked => " layout:blocked",
+                },
+                if live { "" } else { " forgotten" }
+            );
+            ctx.reply_bulk(line.as_bytes());
+        }
     }
     Ok(())
 }

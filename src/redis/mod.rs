@@ -13,6 +13,7 @@ pub mod info;
 pub mod membership;
 pub mod stats;
 pub mod types;
+pub mod window;
 
 use std::ffi::c_int;
 
