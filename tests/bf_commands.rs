@@ -987,7 +987,7 @@ fn wrong_arity_for_every_command() {
             &[
                 "k",
                 "k 0.01",
-                "k 0.01 100 EXPANSION 2 NONSCALING LAYOUT blocked x",
+                "k 0.01 100 EXPANSION 2 NONSCALING LAYOUT blocked WINDOW 5 x",
             ],
         ),
         ("bf.add", &["", "k", "k a b"]),
