@@ -219,9 +219,35 @@ impl Window {
     }
 
     /// The generation a write at `t` goes to.
+    #[inline]
     pub fn gen_index(&self, t: u64) -> u64 {
-        let n = u128::from(t) * u128::from(self.parts) / u128::from(self.window_ms.max(1));
-        u64::try_from(n).unwrap_or(u64::MAX)
+        let w = self.window_ms.max(1);
+        match t.checked_mul(u64::from(self.parts)) {
+            Some(x) => x / w,
+            None => {
+                let n = u128::from(t) * u128::from(self.parts) / u128::from(w);
+                u64::try_from(n).unwrap_or(u64::MAX)
+            }
+        }
+    }
+
+    /// What a read at server time `now` needs: the index of the current
+    /// generation (generation `n` is live iff `n + K >= mark`, the integer form of
+    /// `(n + 1 + K)·W > K·now`). Computed once per command.
+    #[inline]
+    pub fn read_mark(&self, now: u64) -> u64 {
+        self.gen_index(self.effective(now))
+    }
+
+    /// [`contains`](Self::contains) with a [`read_mark`](Self::read_mark).
+    #[inline]
+    pub fn contains_marked(&self, h: &ItemHash, mark: u64) -> bool {
+        let k = u64::from(self.parts);
+        self.gens
+            .iter()
+            .rev()
+            .take_while(|g| g.index.saturating_add(k) >= mark)
+            .any(|g| g.chain.contains(h))
     }
 
     /// Whether generation `index` still answers at `now`.
@@ -246,11 +272,7 @@ impl Window {
     /// Reads never change anything: generations too old by `now` are skipped.
     #[inline]
     pub fn contains(&self, h: &ItemHash, now: u64) -> bool {
-        let now = self.effective(now);
-        self.gens
-            .iter()
-            .rev()
-            .any(|g| self.is_live(g.index, now) && g.chain.contains(h))
+        self.contains_marked(h, self.read_mark(now))
     }
 
     /// Prefetches the cache lines a lookup of `h` reads first.
@@ -265,6 +287,14 @@ impl Window {
     /// memory waits in [`Window::take_retired`]). True if any was dropped.
     pub fn advance(&mut self, now: u64) -> bool {
         let now = self.effective(now);
+        let mark = self.gen_index(now);
+        if self
+            .gens
+            .first()
+            .is_none_or(|g| g.index.saturating_add(u64::from(self.parts)) >= mark)
+        {
+            return false;
+        }
         let dead = self
             .gens
             .iter()
@@ -298,7 +328,13 @@ impl Window {
         if newest_current && self.gens.last().is_some_and(|g| g.chain.contains(h)) {
             return Ok(Added::Present);
         }
-        let seen = self.gens.iter().any(|g| g.chain.contains(h));
+        // (the current generation was just asked)
+        let seen = self
+            .gens
+            .iter()
+            .rev()
+            .skip(usize::from(newest_current))
+            .any(|g| g.chain.contains(h));
         if !newest_current {
             let shape = self.link_shape(None)?;
             self.check_room(&shape, limits)?;

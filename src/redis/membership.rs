@@ -18,7 +18,8 @@ pub trait Probe: FilterValue {
     fn hasher(&self) -> impl Fn(&[u8]) -> Self::Hash;
     fn prefetch(&self, h: &Self::Hash);
     fn contains(&self, h: &Self::Hash) -> bool;
-    /// The time a lookup reads at (windowed Bloom filters); read once per command.
+    /// What a lookup reads at (a windowed Bloom filter's `Window::read_mark` of
+    /// the server time), computed once per command.
     fn read_time(&self) -> u64 {
         0
     }
@@ -48,15 +49,15 @@ impl Probe for BloomChain {
     }
     fn read_time(&self) -> u64 {
         match self.window() {
-            Some(_) => super::window::now_ms(),
+            Some(w) => w.read_mark(super::window::now_ms()),
             None => 0,
         }
     }
     #[inline]
-    fn contains_at(&self, h: &Self::Hash, now: u64) -> bool {
+    fn contains_at(&self, h: &Self::Hash, mark: u64) -> bool {
         match self.window() {
             None => BloomChain::contains(self, h),
-            Some(w) => w.contains(h, now),
+            Some(w) => w.contains_marked(h, mark),
         }
     }
 }
