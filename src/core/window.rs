@@ -279,7 +279,19 @@ impl Window {
     #[inline]
     pub fn prefetch(&self, h: &ItemHash) {
         for g in &self.gens {
-            g.chain.prefetch(h);
+            g.chain.prefetch_head(h);
+        }
+    }
+
+    /// Prefetches for an add: every probe of the newest generation (an insert
+    /// writes all of them), the first of the others.
+    #[inline]
+    pub fn prefetch_add(&self, h: &ItemHash) {
+        if let Some((newest, older)) = self.gens.split_last() {
+            newest.chain.prefetch(h);
+            for g in older {
+                g.chain.prefetch_head(h);
+            }
         }
     }
 

@@ -92,6 +92,21 @@ impl BloomChain {
         Ok(())
     }
 
+    /// Prefetches the first cache line an item's lookup reads in each link
+    /// (a windowed filter asks up to five generations per item: prefetching
+    /// every probe of each would cost more than it saves; a lookup of a
+    /// never-added item stops after about two probes per link).
+    #[inline]
+    pub(crate) fn prefetch_head(&self, h: &ItemHash) {
+        for l in &self.links {
+            match l.shape.layout {
+                BloomLayout::Classic => l.words.prefetch(fastrange(h.lo, l.shape.bits)),
+                BloomLayout::Blocked => l.words.prefetch_line(l.block(h)),
+                BloomLayout::RedisBloom => {}
+            }
+        }
+    }
+
     /// `32 + 64·links + bytes` without the chain overhead: a generation's part
     /// of its window's `mem_usage`.
     pub(crate) fn links_mem(&self) -> u64 {
