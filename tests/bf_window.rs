@@ -844,3 +844,63 @@ fn window_slowlog_for_2_pow_30_per_window() {
     println!("slowest command: {} us ({})", worst.0, worst.1);
     assert!(worst.0 < 100_000, "{} took {} us", worst.1, worst.0);
 }
+
+/// Corrupted windowed payloads (LOADCHUNK headers, RESTORE payloads) are
+/// refused with a clean error, create nothing, and the server keeps serving.
+#[test]
+fn window_corrupt_payloads_are_refused() {
+    let s = Server::start();
+    let mut con = s.conn();
+    build(&mut con, "w");
+    let (_, header): (i64, Vec<u8>) = redis::cmd("BF.SCANDUMP")
+        .arg("w")
+        .arg(0)
+        .query(&mut con)
+        .unwrap();
+    assert!(header.starts_with(b"FBbw"));
+    let dump: Vec<u8> = redis::cmd("DUMP").arg("w").query(&mut con).unwrap();
+    let mut refused = 0;
+    for pos in (4..header.len()).step_by(3) {
+        for x in [0x01u8, 0x80, 0xff] {
+            let mut h = header.clone();
+            h[pos] ^= x;
+            let r: redis::RedisResult<Value> = redis::cmd("BF.LOADCHUNK")
+                .arg("bad")
+                .arg(1)
+                .arg(&h)
+                .query(&mut con);
+            if r.is_err() {
+                refused += 1;
+                assert_eq!(err_text(r), "ERR received bad data");
+            }
+            exec::<Value>(&mut con, &["DEL", "bad"]).unwrap();
+        }
+    }
+    assert!(refused > header.len() / 2, "{refused} refused");
+    for cut in [5, 20, 47, header.len() - 1] {
+        let r: redis::RedisResult<Value> = redis::cmd("BF.LOADCHUNK")
+            .arg("bad")
+            .arg(1)
+            .arg(&header[..cut])
+            .query(&mut con);
+        assert_eq!(err_text(r), "ERR received bad data");
+    }
+    // RESTORE of a payload with a flipped header byte: refused (by the checksum), nothing created.
+    let mut bad = dump.clone();
+    let at = bad.windows(4).position(|w| w == b"FBbw").unwrap() + 8;
+    bad[at] ^= 0xff;
+    let r: redis::RedisResult<Value> = redis::cmd("RESTORE")
+        .arg("r")
+        .arg(0)
+        .arg(&bad)
+        .query(&mut con);
+    assert!(r.is_err());
+    assert_eq!(exec::<i64>(&mut con, &["EXISTS", "r"]).unwrap(), 0, "r");
+    assert_eq!(exec::<i64>(&mut con, &["EXISTS", "bad"]).unwrap(), 0, "bad");
+    assert_eq!(exec::<String>(&mut con, &["PING"]).unwrap(), "PONG");
+    // The filter itself is untouched: its newest items still answer.
+    assert_eq!(
+        exec::<i64>(&mut con, &["BF.EXISTS", "w", &item("w7", 0)]).unwrap(),
+        1
+    );
+}
