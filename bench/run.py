@@ -56,7 +56,7 @@ import redis
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-PARTS = ["one_item", "batch", "core", "accuracy", "persistence", "merge"]
+PARTS = ["one_item", "batch", "core", "accuracy", "persistence", "merge", "window"]
 MiB = 1 << 20
 GiB = 1 << 30
 
@@ -1298,6 +1298,171 @@ def summary(outdir):
 # --------------------------------------------------------------------------- main
 
 
+# --------------------------------------------------------------------------- windowed filters
+
+
+def part_window(args, env):
+    """Windowed Bloom filters (WINDOW seconds) against a plain filter, RedisBloom's plain
+    filter and the one-key-per-window approach, at each capacity per window: a steady
+    stream in real time (a quarter of the capacity per generation, six generations, so
+    five are live), then lookups, memory and the false-positive rate."""
+    a = args
+    bsz = a.batch_items
+    srv = Server(a, "window")
+    c = srv.client()
+    rb = Server(a, "window-rb", module=a.redisbloom) if a.redisbloom else None
+    rc = rb.client() if rb else None
+    res = {"batch_items": bsz, "calls": a.batch_calls, "rounds": a.rounds, "error": 0.01,
+           "redisbloom": bool(rb), "rows": []}
+    try:
+        for cap in a.window_capacities:
+            c.flushall()
+            # A generation's span (w/4) must hold its fill, and the lookups and probes
+            # after the last fill must end before the oldest live generation dies.
+            w = a.window_seconds
+            span = w / 4
+            c.execute_command("BF.RESERVE", "bw", 0.01, cap, "WINDOW", w)
+            c.execute_command("BF.RESERVE", "bf", 0.01, cap)
+            c.execute_command("BF.RESERVE", "bf2", 0.01, cap)  # the previous window's key
+            if rc:
+                rc.flushall()
+                rc.execute_command("BF.RESERVE", "bf", 0.01, cap)
+            quarter = cap // 4
+            fill = {"bw": [0, 0], "bf": [0, 0], "rb": [0, 0]}
+            # Plain filters (and RedisBloom's): `cap` items, as in the batch part.
+            for x in range(0, cap, bsz * 100):
+                batches = [items(b"m", y, min(bsz, cap - y)) for y in range(x, min(x + bsz * 100, cap), bsz)]
+                n = sum(len(b) for b in batches)
+                _, u = timed_send(srv.port, c, "BF.MADD", "bf", batches)
+                fill["bf"][0] += u
+                fill["bf"][1] += n
+                send_batches(srv.port, "BF.MADD", "bf2", [[b"o" + i for i in b] for b in batches])
+                if rc:
+                    _, u = timed_send(rb.port, rc, "BF.MADD", "bf", batches)
+                    fill["rb"][0] += u
+                    fill["rb"][1] += n
+            # The windowed filter: a quarter of the capacity per generation, in real time
+            # (each quarter's commands encoded during the previous span); measured right
+            # after the sixth quarter, when five generations are live and full.
+            def quarter_data(g):
+                start = g * quarter
+                return b"".join(resp(["BF.MADD", "bw"] + items(b"m", y, min(bsz, start + quarter - y)))
+                                for y in range(start, start + quarter, bsz))
+            n_cmds = len(range(0, quarter, bsz))
+            most = 0
+            data = quarter_data(0)
+            t0 = time.time()
+            late = 0.0
+            for g in range(6):
+                late = max(late, time.time() - (t0 + g * span))
+                c.config_resetstat()
+                send_raw(srv.port, data, n_cmds)
+                fill["bw"][0] += cmdstat(c, "BF.MADD")[1]
+                fill["bw"][1] += quarter
+                most = max(most, int(finfo(c, "BF.INFO", "bw")["Size"]))
+                if g < 5:
+                    data = quarter_data(g + 1)
+                    pause = t0 + (g + 1) * span - time.time()
+                    if pause > 0:
+                        time.sleep(pause)
+            t_measure = time.time()
+            # Lookups: half items of the live window, half never added.
+            live_from = 2 * quarter
+            look = {"bw": [], "bf": [], "rb": [], "two": []}
+            for rnd in range(a.rounds):
+                batches = []
+                for i in range(a.batch_calls):
+                    pres = items(b"m", live_from + (i * 7919 * (bsz // 2)) % max(4 * quarter - live_from - bsz, 1), bsz // 2)
+                    absent = items(b"x%d:" % rnd, i * bsz, bsz - bsz // 2)
+                    batches.append([x for pair in zip(pres, absent) for x in pair])
+                for key in ("bw", "bf"):
+                    calls, usec = timed_send(srv.port, c, "BF.MEXISTS", key, batches)
+                    look[key].append(usec * 1000.0 / (calls * bsz))
+                # One key per window: every lookup asks the current and the previous key.
+                c.config_resetstat()
+                send_batches(srv.port, "BF.MEXISTS", "bf", batches)
+                send_batches(srv.port, "BF.MEXISTS", "bf2", batches)
+                calls, usec = cmdstat(c, "BF.MEXISTS")
+                look["two"].append(usec * 1000.0 / (calls / 2 * bsz))
+                if rc:
+                    calls, usec = timed_send(rb.port, rc, "BF.MEXISTS", "bf", batches)
+                    look["rb"].append(usec * 1000.0 / (calls * bsz))
+            # False positives: never-added items.
+            n_fp = a.window_probes
+            hits = {"bw": 0, "bf": 0, "two": 0}
+            for x in range(0, n_fp, 10_000):
+                probe = items(b"fp:", x, min(10_000, n_fp - x))
+                r1 = c.execute_command("BF.MEXISTS", "bw", *probe)
+                r2 = c.execute_command("BF.MEXISTS", "bf", *probe)
+                r3 = c.execute_command("BF.MEXISTS", "bf2", *probe)
+                hits["bw"] += sum(r1)
+                hits["bf"] += sum(r2)
+                hits["two"] += sum(1 for p, q in zip(r2, r3) if p or q)
+            # Valid if everything ran inside the last generation's span (five live).
+            valid = time.time() < t0 + 6 * span and late < span / 2
+            plain = int(finfo(c, "BF.INFO", "bf")["Size"])
+            row = {"capacity": cap, "window_s": w, "probes": n_fp, "valid": valid,
+                   "measure_s": time.time() - t_measure,
+                   "fill_ns": {k: (v[0] * 1000.0 / v[1] if v[1] else None) for k, v in fill.items()},
+                   "lookup_ns": look,
+                   "bits_per_item": {"bw": most * 8 / cap, "bf": plain * 8 / cap, "two": 2 * plain * 8 / cap},
+                   "fpr": {k: v / n_fp for k, v in hits.items()},
+                   "links": int(finfo(c, "BF.INFO", "bw")["Number of filters"])}
+            res["rows"].append(row)
+            log(f"  {fmt_items(cap)}/window: fill ns/item {row['fill_ns']}, lookups {({k: med(v) for k, v in look.items() if v})}, "
+                f"bits/item {row['bits_per_item']}, FPR {row['fpr']}")
+        check_module_allocator(c, 1)
+    finally:
+        srv.close()
+        if rb:
+            rb.close()
+    return res
+
+
+def send_raw(port, data, n_cmds):
+    """Sends pre-encoded commands through `redis-cli --pipe` (see send_batches)."""
+    p = subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", str(port), "--pipe"], input=data,
+                       capture_output=True, timeout=600)
+    out = p.stdout.decode(errors="replace")
+    if p.returncode != 0 or "errors: 0," not in out or f"replies: {n_cmds}" not in out:
+        raise RuntimeError(f"redis-cli --pipe: {out.strip()[-300:]} {p.stderr.decode()[-300:]}")
+
+
+def render_window(res):
+    rows = []
+    for r in res["rows"]:
+        f, l, b, p = r["fill_ns"], r["lookup_ns"], r["bits_per_item"], r["fpr"]
+        for name, key, fk in (("windowed (`WINDOW`)", "bw", "bw"), ("plain", "bf", "bf"),
+                              ("one key per window (2 lookups)", "two", None),
+                              ("RedisBloom 2.8.2 plain", "rb", "rb")):
+            if not l.get(key):
+                continue
+            ratio = ""
+            if key == "bw":
+                ratio = f"{med(l['bw']) / med(l['bf']):.2f}x plain"
+            if not r.get("valid", True):
+                name += " (timing overran the window: not steady state)"
+            rows.append([fmt_items(r["capacity"]), name,
+                         fmt_num(f[fk]) if fk and f.get(fk) else "-",
+                         f"{spread(l[key])} {ratio}".strip(),
+                         f"{b[key]:.2f}" if key in b else "-",
+                         f"{p[key]:.4%}" if key in p else "-"])
+    hdr = ["per window", "filter", "BF.MADD server ns/item", "BF.MEXISTS server ns/item",
+           "bits/item", "measured FPR"]
+    w = res["rows"][0]["window_s"] if res["rows"] else 0
+    return (f"Error rate 1%. The windowed filter (`BF.RESERVE bw 0.01 <n> WINDOW {w:g}`) gets a "
+            f"quarter of its capacity per generation in real time for six generations; lookups and "
+            f"probes run right after the sixth, while five generations are live and full (the "
+            f"fullest moment); its bits/item is its largest BF.INFO Size over that stream ÷ "
+            f"capacity. The plain filter holds the capacity; one-key-per-window is two plain "
+            f"keys (this window's and the previous one's), each lookup asking both (its ns/item is "
+            f"the two commands' time per item, its FPR a hit in either). Lookups: half items of "
+            f"the live window, half never added, {res['calls']} commands of {res['batch_items']} "
+            f"items, {res['rounds']} rounds, median (min-max); FPR over "
+            f"{res['rows'][0]['probes'] if res['rows'] else 0} never-added items.\n\n"
+            + table(hdr, rows))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--module", required=True, help="the module .so (Redis-allocator build)")
@@ -1343,6 +1508,11 @@ def main():
     g.add_argument("--acc-probes", type=int, default=1_000_000)
     g.add_argument("--cf-slots", type=int, default=1 << 18)
     g.add_argument("--cf-max-iterations", type=int, default=500)
+    g = ap.add_argument_group("window")
+    g.add_argument("--window-capacities", default="1000000,10000000", help="items per window")
+    g.add_argument("--window-probes", type=int, default=1_000_000)
+    g.add_argument("--window-seconds", type=float, default=60.0,
+                   help="the window; a quarter of it must hold a quarter's fill plus the lookups")
     g = ap.add_argument_group("persistence")
     g.add_argument("--persist-bytes", type=int, default=GiB)
     g.add_argument("--persist-rounds", type=int, default=1)
@@ -1353,6 +1523,7 @@ def main():
     a.bf_variants = [(v.split(":", 1)[0].strip(), v.split(":", 1)[1].split() if ":" in v else [])
                      for v in a.bf_variants.split(";") if v.strip()] or [("", [])]
     a.batch_capacities = [int(float(x)) for x in a.batch_capacities.split(",")]
+    a.window_capacities = [int(float(x)) for x in a.window_capacities.split(",")]
     if a.quick:
         a.rounds = min(a.rounds, 2)
         a.run_seconds, a.min_requests, a.max_requests = 0.2, 2000, 50_000
@@ -1361,6 +1532,7 @@ def main():
         a.acc_capacity, a.acc_probes, a.cf_slots = 100_000, 100_000, 1 << 14
         a.persist_bytes = 64 * MiB
         a.merge_mib = "16,64"
+        a.window_capacities, a.window_probes, a.window_seconds = [100_000], 100_000, 8.0
     a.module = os.path.abspath(a.module)
     if a.redisbloom and not os.path.exists(a.redisbloom):
         log(f"RedisBloom not found at {a.redisbloom}: measured without it")
@@ -1386,11 +1558,14 @@ def main():
     titles = {"one_item": "One-item commands vs RedisBloom 2.8.2 (and SET/GET)",
               "batch": "Batch commands vs RedisBloom 2.8.2",
               "core": "Core microbenchmarks", "accuracy": "Accuracy and memory",
-              "persistence": "Persistence: SAVE and load", "merge": "BF.MERGE"}
+              "persistence": "Persistence: SAVE and load", "merge": "BF.MERGE",
+              "window": "Windowed Bloom filters (WINDOW seconds)"}
     runners = {"one_item": part_one_item, "batch": part_batch, "core": part_core,
-               "accuracy": part_accuracy, "persistence": part_persistence, "merge": part_merge}
+               "accuracy": part_accuracy, "persistence": part_persistence, "merge": part_merge,
+               "window": part_window}
     renderers = {"one_item": render_one_item, "batch": render_batch, "core": render_core,
-                 "accuracy": render_accuracy, "persistence": render_persistence, "merge": render_merge}
+                 "accuracy": render_accuracy, "persistence": render_persistence,
+                 "merge": render_merge, "window": render_window}
     t_all = time.perf_counter()
     for p in parts:
         log(f"== {p}")
@@ -1408,11 +1583,12 @@ def main():
                 if p == "accuracy":
                     pngs = [p + "_fpr.png", p + "_bits.png"]
                     plot_accuracy(result, plt, *[os.path.join(a.out, x) for x in pngs])
-                else:
+                elif p != "window":
                     pngs = [p + ".png"]
                     {"one_item": plot_one_item, "batch": plot_batch, "core": plot_core,
                      "persistence": plot_persistence, "merge": plot_merge}[p](result, plt, os.path.join(a.out, pngs[0]))
-                md += "\n" + "\n".join(f"![{p}]({x})" for x in pngs) + "\n"
+                if pngs:
+                    md += "\n" + "\n".join(f"![{p}]({x})" for x in pngs) + "\n"
             except Exception as e:  # a plot must never lose the tables
                 log(f"plot for {p} failed: {e!r}")
         with open(os.path.join(a.out, p + ".md"), "w") as f:

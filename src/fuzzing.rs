@@ -136,10 +136,10 @@ fn check_bloom(c: &BloomChain) {
         it = next;
     }
     assert_eq!(walked, dump.1, "SCANDUMP and RDB chunks differ");
-    let bytes: u64 = c.links().iter().map(|l| l.shape().bytes()).sum();
+    let bytes: u64 = c.data_links().map(|l| l.shape().bytes()).sum();
     let dumped: usize = dump.1.iter().map(|(_, d)| d.len()).sum();
     assert_eq!(bytes, dumped as u64);
-    assert_eq!(c.items(), c.links().iter().map(|l| l.items()).sum::<u64>());
+    assert_eq!(c.items(), c.data_links().map(|l| l.items()).sum::<u64>());
     let _ = (c.capacity(), c.expansion(), c.error_rate(), c.mem_usage());
 
     // BF.LOADCHUNK round trip.
@@ -239,9 +239,19 @@ pub fn bloom_chunks(data: &[u8]) {
             }
             BloomOp::Add => {
                 let h = c.hash(input.item());
-                c.prefetch(&h);
-                if c.add(&h, &limits).is_ok() {
-                    assert!(c.contains(&h), "added item not found");
+                if let Some(w) = c.window_mut() {
+                    // A windowed filter: at a time from the input (seconds).
+                    let now = u64::from(input.u32().unwrap_or(0)) * 1000;
+                    w.prefetch(&h);
+                    if w.add(&h, now, &limits).is_ok() {
+                        assert!(w.contains(&h, now), "added item not found");
+                    }
+                    drop(w.take_retired());
+                } else {
+                    c.prefetch(&h);
+                    if c.add(&h, &limits).is_ok() {
+                        assert!(c.contains(&h), "added item not found");
+                    }
                 }
             }
             BloomOp::Exists => {
@@ -546,7 +556,10 @@ pub fn args(data: &[u8]) {
                 InfoField::ALL.contains(&f)
                     || matches!(
                         f,
-                        InfoField::Error | InfoField::Tightening | InfoField::MaxScaledCapacity
+                        InfoField::Error
+                            | InfoField::Tightening
+                            | InfoField::MaxScaledCapacity
+                            | InfoField::Window
                     )
             );
             let _ = f.label();
@@ -559,10 +572,10 @@ pub fn args(data: &[u8]) {
     let n = args.count();
     for d in &BLOOM_DEFAULTS {
         if let Ok(p) = cbf::parse_reserve(&args, d) {
-            // The arity parse_reserve allows: key, rate, capacity and up to six options
-            // (EXPANSION x, NONSCALING, LAYOUT l, TIGHTENING r, SEED s, VALIDATESCALETO n)
-            // in any order, a repeated one counting.
-            assert!((4..=15).contains(&n));
+            // The arity parse_reserve allows: key, rate, capacity and up to seven options
+            // (EXPANSION x, NONSCALING, LAYOUT l, TIGHTENING r, SEED s, VALIDATESCALETO n,
+            // WINDOW s) in any order, a repeated one counting.
+            assert!((4..=17).contains(&n));
             assert!(p.opts.tightening > 0.0 && p.opts.tightening < 1.0);
             assert!(p.scale_to.is_none_or(|t| t > 0 && p.expansion > 0));
             assert!(p.error > 0.0 && p.error <= cbf::MAX_ERROR_RATE);

@@ -1003,7 +1003,7 @@ fn wrong_arity_for_every_command() {
                 "k",
                 "k 0.01",
                 "k 0.01 100 EXPANSION 2 NONSCALING LAYOUT blocked TIGHTENING 0.6 \
-                 SEED 0123456789abcdef0123456789abcdef VALIDATESCALETO 10 x",
+                 SEED 0123456789abcdef0123456789abcdef VALIDATESCALETO 10 WINDOW 5 x",
             ],
         ),
         ("bf.add", &["", "k", "k a b"]),

@@ -10,6 +10,7 @@ use super::errors::{self as e, CmdError};
 use super::lenient::{self, Origin};
 use super::parse::{is_keyword, parse_f64, parse_i64, scan_until_items, ArgList, InsertArgs};
 use crate::core::bloom::{BloomLayout, ChainOptions, MAX_CAPACITY, MAX_EXPANSION};
+use crate::core::window::MAX_WINDOW_MS;
 
 /// RedisBloom stores error rates above this as this (with a log line).
 pub const MAX_ERROR_RATE: f64 = 0.25;
@@ -42,6 +43,33 @@ pub struct CreateParams {
     /// valkey-bloom's `VALIDATESCALETO n`: refuse the creation when the filter
     /// could never hold `n` items (checked by the handler against the limits).
     pub scale_to: Option<u64>,
+    /// `WINDOW seconds`, in milliseconds: a windowed filter (`core::window`).
+    pub window_ms: Option<u64>,
+}
+
+/// `WINDOW seconds`: a decimal number of seconds > 0, rounded to the
+/// millisecond (at least 1 ms), at most [`MAX_WINDOW_MS`].
+pub fn parse_window(v: &[u8]) -> Result<u64, CmdError> {
+    let s = parse_f64(v).ok_or(e::WINDOW_BAD)?;
+    let ms = (s * 1000.0).round();
+    if !(s > 0.0 && ms >= 1.0 && ms <= MAX_WINDOW_MS as f64) {
+        return Err(e::WINDOW_BAD.into());
+    }
+    Ok(ms as u64)
+}
+
+/// Records a WINDOW option (refusing a second one).
+fn set_window(slot: &mut Option<u64>, v: &[u8]) -> Result<(), CmdError> {
+    if slot.is_some() {
+        return Err(e::WINDOW_TWICE.into());
+    }
+    *slot = Some(parse_window(v)?);
+    Ok(())
+}
+
+/// Formats a window for a replicated command: seconds with 3 decimals.
+pub fn format_window(ms: u64) -> String {
+    format!("{}.{:03}", ms / 1000, ms % 1000)
 }
 
 /// The valkey-bloom options shared by BF.RESERVE and BF.INSERT.
@@ -77,6 +105,11 @@ impl ValkeyOptions {
             _ => return Ok(false),
         }
         Ok(true)
+    }
+
+    /// Whether any of the options was given.
+    fn any(&self) -> bool {
+        self.tightening.is_some() || self.seed.is_some() || self.scale_to.is_some()
     }
 
     /// The final checks, once the expansion and layout are known.
@@ -145,12 +178,15 @@ pub fn parse_insert_from<'a>(
     d: &BloomDefaults,
     origin: Origin,
 ) -> Result<InsertArgs<CreateParams>, CmdError> {
+    let strict = || insert_strict(args, d, 1.0);
     match origin {
         Origin::Client => parse_insert(args, d),
-        Origin::Trusted => lenient::either(
-            || lenient::bf_insert(args, d),
-            || insert_strict(args, d, 1.0),
-        ),
+        // `AT` and `WINDOW` are ferrobloom's (a windowed write replicated with the
+        // primary's time): its own parse first, as for a RESERVE naming LAYOUT.
+        Origin::Trusted if lenient::names_option(args, &["AT", "WINDOW"]) => {
+            lenient::either(strict, || lenient::bf_insert(args, d))
+        }
+        Origin::Trusted => lenient::either(|| lenient::bf_insert(args, d), strict),
     }
 }
 
@@ -161,7 +197,7 @@ fn reserve_strict<'a>(
     max_error: f64,
 ) -> Result<CreateParams, CmdError> {
     let n = args.count();
-    if !(4..=15).contains(&n) {
+    if !(4..=17).contains(&n) {
         return Err(CmdError::WrongArity);
     }
     let error = args.arg(2).and_then(parse_f64).ok_or(e::BAD_ERROR_RATE)?;
@@ -179,6 +215,7 @@ fn reserve_strict<'a>(
     let mut expansion: Option<i64> = None;
     let mut layout = d.layout;
     let mut valkey = ValkeyOptions::default();
+    let mut window_ms = None;
     let mut i = 4;
     while let Some(a) = args.arg(i) {
         if let Some(kw) = VALKEY_OPTIONS.iter().find(|k| is_keyword(a, k)) {
@@ -194,6 +231,9 @@ fn reserve_strict<'a>(
         } else if is_keyword(a, "LAYOUT") {
             layout = parse_layout(args.arg(i + 1).ok_or(e::BAD_LAYOUT)?)?;
             i += 2;
+        } else if is_keyword(a, "WINDOW") {
+            set_window(&mut window_ms, args.arg(i + 1).ok_or(e::WINDOW_BAD)?)?;
+            i += 2;
         } else {
             return Err(e::UNKNOWN_ARGUMENT.into());
         }
@@ -206,6 +246,12 @@ fn reserve_strict<'a>(
         None => None,
     };
     let expansion = expansion_for(nonscaling, explicit, d);
+    if window_ms.is_some() && layout == BloomLayout::RedisBloom {
+        return Err(e::WINDOW_LAYOUT.into());
+    }
+    if window_ms.is_some() && valkey.any() {
+        return Err(e::WINDOW_VALKEY.into());
+    }
     Ok(CreateParams {
         error: error.min(max_error),
         capacity: capacity as u64,
@@ -214,6 +260,7 @@ fn reserve_strict<'a>(
         nonscaling_growth: 2,
         opts: valkey.finish(expansion, layout)?,
         scale_to: valkey.scale_to,
+        window_ms,
     })
 }
 
@@ -241,6 +288,7 @@ fn insert_strict<'a>(
     let mut layout = d.layout;
     let (mut nocreate, mut nonscaling) = (false, false);
     let mut valkey = ValkeyOptions::default();
+    let (mut window_ms, mut at_ms) = (None, None);
     let items_from = scan_until_items(
         args,
         &["NOCREATE", "NONSCALING"],
@@ -252,6 +300,8 @@ fn insert_strict<'a>(
             "TIGHTENING",
             "SEED",
             "VALIDATESCALETO",
+            "WINDOW",
+            "AT",
         ],
         |kw, v| {
             if valkey.take(kw, v)? {
@@ -278,6 +328,11 @@ fn insert_strict<'a>(
                     expansion = Some(x as u32);
                 }
                 "LAYOUT" => layout = parse_layout(v)?,
+                "WINDOW" => set_window(&mut window_ms, v)?,
+                "AT" => {
+                    let t = parse_i64(v).filter(|t| *t >= 0).ok_or(e::WINDOW_AT)?;
+                    at_ms = Some(t as u64);
+                }
                 "NOCREATE" => nocreate = true,
                 _ => nonscaling = true,
             }
@@ -289,6 +344,15 @@ fn insert_strict<'a>(
     }
     let expansion = expansion_for(nonscaling, expansion, d);
     let opts = valkey.finish(expansion, layout)?;
+    if nocreate && window_ms.is_some() {
+        return Err(e::WINDOW_NOCREATE.into());
+    }
+    if window_ms.is_some() && layout == BloomLayout::RedisBloom {
+        return Err(e::WINDOW_LAYOUT.into());
+    }
+    if window_ms.is_some() && valkey.any() {
+        return Err(e::WINDOW_VALKEY.into());
+    }
     let create = (!nocreate).then(|| CreateParams {
         error: error.unwrap_or(d.error),
         capacity: capacity.unwrap_or(d.capacity),
@@ -297,8 +361,13 @@ fn insert_strict<'a>(
         nonscaling_growth: 2,
         opts,
         scale_to: valkey.scale_to,
+        window_ms,
     });
-    Ok(InsertArgs { create, items_from })
+    Ok(InsertArgs {
+        create,
+        items_from,
+        at_ms,
+    })
 }
 
 /// A BF.INSERT value inside `lo..=hi`, else RedisBloom 2.8's `Bad argument received`.
@@ -322,6 +391,9 @@ pub enum InfoField {
     Error,
     Tightening,
     MaxScaledCapacity,
+    /// `BF.INFO key WINDOW`: a windowed filter's window in seconds (never in
+    /// the default reply, whose five fields stay RedisBloom's).
+    Window,
 }
 
 impl InfoField {
@@ -343,6 +415,7 @@ impl InfoField {
             (InfoField::Error, "ERROR"),
             (InfoField::Tightening, "TIGHTENING"),
             (InfoField::MaxScaledCapacity, "MAXSCALEDCAPACITY"),
+            (InfoField::Window, "WINDOW"),
         ] {
             if is_keyword(a, name) {
                 return Ok(f);
@@ -362,6 +435,7 @@ impl InfoField {
             InfoField::Error => c"Error rate",
             InfoField::Tightening => c"Tightening ratio",
             InfoField::MaxScaledCapacity => c"Max scaled capacity",
+            InfoField::Window => c"Window",
         }
     }
 }
@@ -428,6 +502,7 @@ mod tests {
                 nonscaling_growth: 2,
                 opts: ChainOptions::default(),
                 scale_to: None,
+                window_ms: None,
             }
         );
         let p = reserve(&["bf.reserve", "k", "0.01", "10", "expansion", "4"]).unwrap();
@@ -627,6 +702,7 @@ mod tests {
                 nonscaling_growth: 2,
                 opts: ChainOptions::default(),
                 scale_to: None,
+                window_ms: None,
             })
         );
         let a = insert(&[
@@ -652,6 +728,7 @@ mod tests {
                 nonscaling_growth: 2,
                 opts: ChainOptions::default(),
                 scale_to: None,
+                window_ms: None,
             })
         );
         assert_eq!(a.items_from, 9);
@@ -879,5 +956,129 @@ mod tests {
         ] {
             assert_eq!(format_g(v), s, "{v}");
         }
+    }
+
+    #[test]
+    fn window_option_parsing_and_every_bad_input() {
+        let w = |a: &[&str]| reserve(a).map(|p| p.window_ms);
+        let base = ["BF.RESERVE", "k", "0.01", "1000", "WINDOW"];
+        let with = |v: &str| {
+            let mut a = base.to_vec();
+            a.push(v);
+            w(&a)
+        };
+        assert_eq!(with("600").unwrap(), Some(600_000));
+        assert_eq!(with("0.5").unwrap(), Some(500));
+        assert_eq!(with("0.001").unwrap(), Some(1));
+        assert_eq!(with("86400").unwrap(), Some(86_400_000));
+        assert_eq!(with("315576000").unwrap(), Some(MAX_WINDOW_MS));
+        for bad in [
+            "0",
+            "-1",
+            "-0.5",
+            "nan",
+            "NaN",
+            "inf",
+            "x",
+            "",
+            "315576000.001",
+            "1e12",
+            "0.0004",
+        ] {
+            assert_eq!(err(with(bad)), e::WINDOW_BAD, "{bad:?}");
+        }
+        assert_eq!(err(w(&base)), e::WINDOW_BAD, "missing value");
+        let mut twice = base.to_vec();
+        twice.extend(["1", "WINDOW", "2"]);
+        assert_eq!(err(w(&twice)), e::WINDOW_TWICE);
+        let all = [
+            "BF.RESERVE",
+            "k",
+            "0.01",
+            "10",
+            "NONSCALING",
+            "LAYOUT",
+            "classic",
+            "WINDOW",
+            "3",
+        ];
+        let p = reserve(&all).unwrap();
+        assert_eq!((p.window_ms, p.expansion), (Some(3000), 0));
+        let all = [
+            "BF.RESERVE",
+            "k",
+            "0.01",
+            "10",
+            "EXPANSION",
+            "4",
+            "LAYOUT",
+            "blocked",
+            "WINDOW",
+            "3",
+        ];
+        assert_eq!(reserve(&all).unwrap().window_ms, Some(3000));
+        assert_eq!(
+            err(reserve(&[
+                "BF.RESERVE",
+                "k",
+                "0.01",
+                "10",
+                "LAYOUT",
+                "redisbloom",
+                "WINDOW",
+                "3"
+            ])),
+            e::WINDOW_LAYOUT
+        );
+        assert_eq!(w(&["BF.RESERVE", "k", "0.01", "10"]).unwrap(), None);
+
+        let i = |a: &[&str]| insert(a);
+        let a = i(&["BF.INSERT", "k", "WINDOW", "2.5", "ITEMS", "a"]).unwrap();
+        assert_eq!(a.create.unwrap().window_ms, Some(2500));
+        assert_eq!(a.at_ms, None);
+        assert_eq!(
+            err(i(&[
+                "BF.INSERT",
+                "k",
+                "NOCREATE",
+                "WINDOW",
+                "2",
+                "ITEMS",
+                "a"
+            ])),
+            e::WINDOW_NOCREATE
+        );
+        assert_eq!(
+            err(i(&[
+                "BF.INSERT",
+                "k",
+                "WINDOW",
+                "2",
+                "WINDOW",
+                "2",
+                "ITEMS",
+                "a"
+            ])),
+            e::WINDOW_TWICE
+        );
+        assert_eq!(
+            err(i(&["BF.INSERT", "k", "WINDOW", "0", "ITEMS", "a"])),
+            e::WINDOW_BAD
+        );
+        let a = i(&[
+            "BF.INSERT",
+            "k",
+            "NOCREATE",
+            "AT",
+            "1700000000000",
+            "ITEMS",
+            "a",
+        ])
+        .unwrap();
+        assert_eq!(a.at_ms, Some(1_700_000_000_000));
+        assert_eq!(
+            err(i(&["BF.INSERT", "k", "AT", "-5", "ITEMS", "a"])),
+            e::WINDOW_AT
+        );
     }
 }

@@ -164,6 +164,8 @@ pub fn parse_reserve<'a>(
             error = Some(error_rate(v)?);
         } else if is_keyword(k, "LAYOUT") {
             redisbloom = parse_layout(v)?;
+        } else if is_keyword(k, "WINDOW") {
+            return Err(e::WINDOW_CF.into());
         } else {
             return Err(e::UNKNOWN_ARGUMENT.into());
         }
@@ -186,7 +188,7 @@ pub fn parse_insert<'a>(
 ) -> Result<InsertArgs<CuckooParams>, CmdError> {
     let (mut capacity, mut error, mut nocreate) = (None, None, false);
     let mut redisbloom = d.redisbloom;
-    let value_keywords = ["CAPACITY", "ERROR", "LAYOUT"];
+    let value_keywords = ["CAPACITY", "ERROR", "LAYOUT", "WINDOW"];
     let items_from = scan_until_items(args, &["NOCREATE"], &value_keywords, |kw, v| {
         match kw {
             "CAPACITY" => {
@@ -196,6 +198,7 @@ pub fn parse_insert<'a>(
             }
             "ERROR" => error = Some(error_rate(v)?),
             "LAYOUT" => redisbloom = parse_layout(v)?,
+            "WINDOW" => return Err(e::WINDOW_CF.into()),
             _ => nocreate = true,
         }
         Ok(())
@@ -208,7 +211,11 @@ pub fn parse_insert<'a>(
     } else {
         Some(d.params_as(capacity.unwrap_or(d.capacity), error, redisbloom)?)
     };
-    Ok(InsertArgs { create, items_from })
+    Ok(InsertArgs {
+        create,
+        items_from,
+        at_ms: None,
+    })
 }
 
 /// CF.RESERVE as its writer meant it (see [`lenient`]): strict for clients;

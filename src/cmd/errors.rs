@@ -102,6 +102,19 @@ pub fn scale_limit(l: crate::core::bloom::ScaleLimit) -> CmdError {
     })
 }
 
+// Windowed Bloom filters (`WINDOW seconds`, ferrobloom's; docs/windowed.md).
+pub const WINDOW_BAD: &str =
+    "ERR bad window (expected seconds: a number > 0 with millisecond precision, at most 315576000)";
+pub const WINDOW_TWICE: &str = "ERR WINDOW given twice";
+pub const WINDOW_NOCREATE: &str = "ERR NOCREATE cannot be combined with WINDOW";
+pub const WINDOW_EXISTS: &str =
+    "ERR WINDOW given for a key that holds a filter without that window";
+pub const WINDOW_VALKEY: &str =
+    "ERR WINDOW cannot be combined with TIGHTENING, SEED or VALIDATESCALETO";
+pub const WINDOW_LAYOUT: &str = "ERR WINDOW cannot be combined with LAYOUT redisbloom";
+pub const WINDOW_CF: &str = "ERR WINDOW is only for Bloom filters (BF.RESERVE, BF.INSERT)";
+pub const WINDOW_AT: &str = "ERR AT is only accepted from the primary or the AOF";
+
 // Creation and insertion.
 pub const NO_MEMORY_CREATE: &str = "ERR Insufficient memory to create filter";
 pub const BF_COULD_NOT_CREATE: &str = "ERR could not create filter";

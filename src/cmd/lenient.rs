@@ -94,6 +94,7 @@ fn bloom_params(
         nonscaling_growth: growth,
         opts: ChainOptions::default(),
         scale_to: None,
+        window_ms: None,
     })
 }
 
@@ -109,6 +110,7 @@ pub fn bf_add_params(d: &BloomDefaults) -> CreateParams {
         nonscaling_growth: 2,
         opts: ChainOptions::default(),
         scale_to: None,
+        window_ms: None,
     }
 }
 
@@ -204,7 +206,11 @@ pub fn bf_insert<'a>(
     } else {
         None
     };
-    Ok(InsertArgs { create, items_from })
+    Ok(InsertArgs {
+        create,
+        items_from,
+        at_ms: None,
+    })
 }
 
 fn cuckoo_params(
@@ -346,13 +352,25 @@ pub fn cf_insert<'a>(args: &impl ArgList<'a>) -> Result<InsertArgs<CuckooParams>
             RB2_CF_EXPANSION,
         )
     });
-    Ok(InsertArgs { create, items_from })
+    Ok(InsertArgs {
+        create,
+        items_from,
+        at_ms: None,
+    })
 }
 
 /// Whether a RESERVE names ferrobloom's `LAYOUT` option (in an option
 /// position: from argv\[4\] for BF, argv\[3\] for CF), which only ferrobloom writes.
 pub fn names_layout<'a>(args: &impl ArgList<'a>, from: usize) -> bool {
     (from..args.count()).any(|i| args.arg(i).is_some_and(|a| is_keyword(a, "LAYOUT")))
+}
+
+/// Whether an option of `names` stands before the items of
+/// `<cmd> key [options] ITEMS ...` (whole-word, case-insensitive).
+pub fn names_option<'a>(args: &impl ArgList<'a>, names: &[&str]) -> bool {
+    (2..args.count())
+        .map_while(|i| args.arg(i).filter(|a| !is_keyword(a, "ITEMS")))
+        .any(|a| names.iter().any(|n| is_keyword(a, n)))
 }
 
 /// Runs `first`, and `second` when `first` refuses; the error is `first`'s.
@@ -403,6 +421,7 @@ mod tests {
             nonscaling_growth: if expansion == 0 { 2 } else { expansion },
             opts: ChainOptions::default(),
             scale_to: None,
+            window_ms: None,
         }
     }
 

@@ -78,6 +78,9 @@ pub struct InsertArgs<P> {
     pub create: Option<P>,
     /// Index of the first item in argv.
     pub items_from: usize,
+    /// BF.INSERT's `AT ms`: the primary's time of a windowed write (accepted only
+    /// when replicated or loading).
+    pub at_ms: Option<u64>,
 }
 
 /// Walks the options of `<cmd> key [OPTION ...] ITEMS item [item ...]` (BF.INSERT,

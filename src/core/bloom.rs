@@ -50,6 +50,7 @@ use super::bits::{AllocError, Line, Words, LINE_BITS};
 use super::hash::{fastrange, HashScheme, ItemHash};
 
 mod encoding;
+mod generation;
 mod merge;
 mod redisbloom;
 pub(crate) use encoding::Reader;
@@ -59,6 +60,7 @@ pub use encoding::{
     HEADER_MAGIC, HEADER_VERSION, HEADER_VERSION_OPTIONS, LAYOUT_BLOCKED, LAYOUT_CLASSIC,
     LAYOUT_REDISBLOOM,
 };
+pub(crate) use generation::{GEN_CHAIN_OVERHEAD, GEN_LINK_OVERHEAD};
 pub use merge::{hash_alike, MergeError, MergePlan};
 pub use redisbloom::{RbChain, RB_MAX_HASHES};
 
@@ -692,6 +694,9 @@ pub struct BloomChain {
     /// redo it for every item (measured: 3.7 ms per refused item). Not
     /// persisted; cleared when a link is added.
     pending_shape: Option<LinkShape>,
+    /// Set for windowed filters (`WINDOW seconds`, `crate::core::window`): the
+    /// generations hold the links and `links` stays empty.
+    window: Option<Box<crate::core::window::Window>>,
 }
 
 /// The fixed part of `mem_usage`, per RedisBloom's formula (spec 8.3).
@@ -767,6 +772,7 @@ impl BloomChain {
             rb: None,
             opts,
             pending_shape: None,
+            window: None,
         };
         chain.push_link(shape, limits)?;
         Ok(chain)
@@ -941,6 +947,9 @@ impl BloomChain {
 
     /// Total item capacity (sum of link capacities).
     pub fn capacity(&self) -> u64 {
+        if let Some(w) = &self.window {
+            return w.capacity();
+        }
         self.links
             .iter()
             .fold(0u64, |acc, l| acc.saturating_add(l.shape.entries))
@@ -948,11 +957,17 @@ impl BloomChain {
 
     /// Items accepted as new.
     pub fn items(&self) -> u64 {
-        self.items
+        match &self.window {
+            Some(w) => w.items(),
+            None => self.items,
+        }
     }
 
     /// `None` for non-scaling filters.
     pub fn expansion(&self) -> Option<u32> {
+        if let Some(w) = &self.window {
+            return w.expansion();
+        }
         match self.rb {
             Some(rb) => rb.scaling().then_some(rb.growth),
             None => (self.expansion != 0).then_some(self.expansion),
@@ -985,6 +1000,9 @@ impl BloomChain {
 
     /// The error rate the filter was created with (derived from the first link).
     pub fn error_rate(&self) -> f64 {
+        if let Some(w) = &self.window {
+            return w.error();
+        }
         match self.links.first() {
             Some(l) if self.expansion != 0 => l.shape.error / TIGHTENING_RATIO,
             Some(l) => l.shape.error,
@@ -995,6 +1013,9 @@ impl BloomChain {
     /// Memory estimate in bytes: RedisBloom's formula `32 + 64 * links + bytes`
     /// (BF.INFO `Size`, MEMORY USAGE, and the quantity the memory cap bounds).
     pub fn mem_usage(&self) -> u64 {
+        if let Some(w) = &self.window {
+            return w.mem_usage();
+        }
         self.links.iter().fold(CHAIN_OVERHEAD, |acc, l| {
             acc.saturating_add(LINK_OVERHEAD + l.shape.bytes())
         })
@@ -1019,6 +1040,15 @@ impl BloomChain {
                 f(p, n, a);
             }
         }
+        if let Some(w) = &self.window {
+            let w: &crate::core::window::Window = w;
+            f(
+                w as *const _ as *const u8,
+                std::mem::size_of_val(w),
+                std::mem::align_of_val(w),
+            );
+            w.heap_blocks(f);
+        }
     }
 
     /// A fallible deep copy (for COPY).
@@ -1037,6 +1067,10 @@ impl BloomChain {
             rb: self.rb,
             opts: self.opts,
             pending_shape: self.pending_shape,
+            window: match &self.window {
+                Some(w) => Some(Box::new(w.try_clone()?)),
+                None => None,
+            },
         })
     }
 }

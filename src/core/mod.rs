@@ -9,3 +9,4 @@ pub mod hash;
 pub mod payload;
 #[cfg(test)]
 mod roundtrip_tests;
+pub mod window;

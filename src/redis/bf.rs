@@ -6,8 +6,10 @@ use super::api::{Args, Ctx, Key, KeyState, Lookup};
 use super::config::{bloom_defaults, bloom_limits, max_item_bytes};
 use super::membership;
 use super::types::BLOOM;
+use super::window;
 use crate::cmd::bf::{
-    format_g, parse_insert_from, parse_reserve_from, CreateParams, InfoField, MAX_ERROR_RATE,
+    format_g, format_window, parse_insert_from, parse_reserve_from, CreateParams, InfoField,
+    MAX_ERROR_RATE,
 };
 use crate::cmd::errors::{self as e, bloom as map_err, CmdError, Op};
 use crate::cmd::lenient::{self, Origin};
@@ -16,6 +18,7 @@ use crate::core::bloom::{
     BloomChain, BloomError, BloomLayout, ChainOptions, MAX_CAPACITY, MAX_EXPANSION,
 };
 use crate::core::hash::HashAhead;
+use crate::core::window::Window;
 
 pub type CmdResult = Result<(), CmdError>;
 
@@ -78,7 +81,10 @@ fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
         );
     }
     let limits = bloom_limits(ctx.trusted());
-    let chain = if p.layout == BloomLayout::RedisBloom {
+    let chain = if let Some(ms) = p.window_ms {
+        Window::new(p.capacity, p.error, p.expansion, p.layout, ms, &limits)
+            .map(BloomChain::windowed)
+    } else if p.layout == BloomLayout::RedisBloom {
         BloomChain::new_redisbloom(
             p.capacity,
             p.error,
@@ -103,12 +109,18 @@ fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
 /// Replicates the creation of a filter with every parameter spelled out, so a
 /// replica (or the AOF) builds the same filter whatever its own defaults are.
 /// A tightening ratio other than RedisBloom's and a seed are spelled out too
-/// (`TIGHTENING r SEED s`), never VALIDATESCALETO (the primary checked it).
-fn replicate_reserve(ctx: Ctx, key: *mut redis_module::raw::RedisModuleString, p: &CreateParams) {
+/// (`TIGHTENING r SEED s`), never VALIDATESCALETO (the primary checked it), and
+/// a windowed filter's `WINDOW s`.
+pub(super) fn replicate_reserve(
+    ctx: Ctx,
+    key: *mut redis_module::raw::RedisModuleString,
+    p: &CreateParams,
+) {
     let error = format!("{}", p.error);
     let capacity = p.capacity.to_string();
     let expansion = p.expansion.to_string();
     let tightening = format!("{}", p.opts.tightening);
+    let window = p.window_ms.map(format_window).unwrap_or_default();
     let mut args: Vec<&[u8]> = vec![error.as_bytes(), capacity.as_bytes()];
     if p.expansion == 0 {
         args.push(b"NONSCALING");
@@ -121,6 +133,9 @@ fn replicate_reserve(ctx: Ctx, key: *mut redis_module::raw::RedisModuleString, p
     }
     if let Some(seed) = &p.opts.seed {
         args.extend_from_slice(&[b"SEED", seed]);
+    }
+    if p.window_ms.is_some() {
+        args.extend_from_slice(&[b"WINDOW", window.as_bytes()]);
     }
     ctx.replicate(c"BF.RESERVE", key, &args);
 }
@@ -158,12 +173,30 @@ fn add_items(
     items_from: usize,
     create_with: Option<CreateParams>,
     shape: Shape,
+    at: Option<u64>,
 ) -> CmdResult {
     check_items(ctx, &args, items_from)?;
+    if at.is_some() && !ctx.trusted() {
+        return Err(e::WINDOW_AT.into());
+    }
     let name = key_name(&args)?;
     let mut key = Key::open(ctx, name, true);
     let created = match (key.state(&BLOOM), create_with) {
         (KeyState::WrongType, _) => return Err(e::WRONG_TYPE.into()),
+        (
+            KeyState::Found,
+            Some(CreateParams {
+                window_ms: Some(ms),
+                ..
+            }),
+        ) => {
+            // WINDOW on an existing key: only for the same window.
+            let same = key.existing(&BLOOM)?.window().map(|w| w.window_ms()) == Some(ms);
+            if !same {
+                return Err(e::WINDOW_EXISTS.into());
+            }
+            None
+        }
         (KeyState::Found, _) => None,
         (KeyState::Missing, None) => return Err(e::NOT_FOUND.into()),
         (KeyState::Missing, Some(p)) => {
@@ -172,6 +205,10 @@ fn add_items(
         }
     };
     let chain = key.existing(&BLOOM)?;
+    if chain.window().is_some() {
+        let single = shape == Shape::Single;
+        return window::add(ctx, &args, name, chain, items_from, created, single, at);
+    }
     let limits = bloom_limits(ctx.trusted());
     let mut changed = false;
     match shape {
@@ -247,7 +284,14 @@ pub fn add(ctx: Ctx, args: Args) -> CmdResult {
     if args.len() != 3 {
         return Err(CmdError::WrongArity);
     }
-    add_items(ctx, args, 2, Some(create_defaults(ctx)), Shape::Single)
+    add_items(
+        ctx,
+        args,
+        2,
+        Some(create_defaults(ctx)),
+        Shape::Single,
+        None,
+    )
 }
 
 /// BF.MADD key item [item ...]
@@ -255,7 +299,7 @@ pub fn madd(ctx: Ctx, args: Args) -> CmdResult {
     if args.len() < 3 {
         return Err(CmdError::WrongArity);
     }
-    add_items(ctx, args, 2, Some(create_defaults(ctx)), Shape::Array)
+    add_items(ctx, args, 2, Some(create_defaults(ctx)), Shape::Array, None)
 }
 
 /// What BF.ADD/BF.MADD create a missing key with. From the primary or the AOF
@@ -274,6 +318,7 @@ fn create_defaults(ctx: Ctx) -> CreateParams {
         nonscaling_growth: 2,
         opts: ChainOptions::default(),
         scale_to: None,
+        window_ms: None,
     }
 }
 
@@ -281,7 +326,7 @@ fn create_defaults(ctx: Ctx) -> CreateParams {
 /// [NONSCALING] ITEMS item [item ...]
 pub fn insert(ctx: Ctx, args: Args) -> CmdResult {
     let a = parse_insert_from(&args, &bloom_defaults(), origin(ctx))?;
-    add_items(ctx, args, a.items_from, a.create, Shape::Array)
+    add_items(ctx, args, a.items_from, a.create, Shape::Array, a.at_ms)
 }
 
 /// BF.EXISTS key item
@@ -304,8 +349,12 @@ fn info_value(ctx: Ctx, c: &BloomChain, f: InfoField) {
         }
         InfoField::Capacity => ctx.reply_count(c.capacity()),
         InfoField::Size => ctx.reply_count(c.mem_usage()),
-        InfoField::Filters => ctx.reply_count(c.links().len() as u64),
-        InfoField::Items => ctx.reply_count(c.items()),
+        InfoField::Filters => ctx.reply_count(c.link_count() as u64),
+        InfoField::Items => ctx.reply_count(live_items(c)),
+        InfoField::Window => match c.window() {
+            Some(w) => ctx.reply_double(w.window_ms() as f64 / 1000.0),
+            None => ctx.reply_null(),
+        },
         InfoField::Expansion => match c.expansion() {
             Some(x) => ctx.reply_integer(i64::from(x)),
             None => ctx.reply_null(),
@@ -351,6 +400,15 @@ pub fn info(ctx: Ctx, args: Args) -> CmdResult {
     Ok(())
 }
 
+/// Items within the live window of a windowed filter (by this server's
+/// clock), or all items of a plain one.
+fn live_items(c: &BloomChain) -> u64 {
+    match c.window() {
+        Some(w) => w.items_at(window::now_ms()),
+        None => c.items(),
+    }
+}
+
 /// BF.CARD key
 pub fn card(ctx: Ctx, args: Args) -> CmdResult {
     if args.len() != 2 {
@@ -358,7 +416,7 @@ pub fn card(ctx: Ctx, args: Args) -> CmdResult {
     }
     let mut key = Key::open(ctx, key_name(&args)?, false);
     let items = match key.lookup(&BLOOM) {
-        Lookup::Found(c) => c.items(),
+        Lookup::Found(c) => live_items(c),
         Lookup::Missing => 0,
         Lookup::WrongType => return Err(e::WRONG_TYPE.into()),
     };
@@ -429,6 +487,9 @@ pub fn debug(ctx: Ctx, args: Args) -> CmdResult {
     }
     let mut key = Key::open(ctx, key_name(&args)?, false);
     let c = key.existing(&BLOOM)?;
+    if let Some(w) = c.window() {
+        return debug_window(ctx, c, w);
+    }
     ctx.reply_array(1 + c.links().len());
     ctx.reply_bulk(format!("size:{}", c.items()).as_bytes());
     for l in c.links() {
@@ -448,6 +509,48 @@ pub fn debug(ctx: Ctx, args: Args) -> CmdResult {
             }
         );
         ctx.reply_bulk(line.as_bytes());
+    }
+    Ok(())
+}
+
+/// BF.DEBUG on a windowed filter: `size:<items in the live window>`, a line
+/// with the window, then one line per link as for a plain filter, each with
+/// its generation's index and whether it is live by this server's clock.
+fn debug_window(ctx: Ctx, c: &BloomChain, w: &Window) -> CmdResult {
+    let now = w.effective(window::now_ms());
+    ctx.reply_array(2 + c.link_count());
+    ctx.reply_bulk(format!("size:{}", w.items_at(now)).as_bytes());
+    ctx.reply_bulk(
+        format!(
+            "window:{} generations:{} parts:{} last_change_ms:{}",
+            format_window(w.window_ms()),
+            w.generation_list().count(),
+            w.parts(),
+            w.last_ms()
+        )
+        .as_bytes(),
+    );
+    for (index, g) in w.generation_list() {
+        let live = w.is_live_at(index, now);
+        for l in g.links() {
+            let s = l.shape();
+            let line = format!(
+                "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}{} generation:{index}{}",
+                s.bytes(),
+                s.bits,
+                s.hashes,
+                c.scheme().width(),
+                s.entries,
+                l.items(),
+                format_g(s.error),
+                match s.layout {
+                    BloomLayout::Classic | BloomLayout::RedisBloom => "",
+                    BloomLayout::Blocked => " layout:blocked",
+                },
+                if live { "" } else { " forgotten" }
+            );
+            ctx.reply_bulk(line.as_bytes());
+        }
     }
     Ok(())
 }

@@ -794,6 +794,21 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
         if rc != raw::REDISMODULE_OK as c_int {
             return Err("could not register FERROBLOOM.FAULT".into());
         }
+        // SAFETY: as above.
+        let rc = unsafe {
+            create(
+                ctx,
+                c"FERROBLOOM.CLOCK".as_ptr(),
+                Some(ferrobloom_clock),
+                c"readonly".as_ptr(),
+                0,
+                0,
+                0,
+            )
+        };
+        if rc != raw::REDISMODULE_OK as c_int {
+            return Err("could not register FERROBLOOM.CLOCK".into());
+        }
     }
     Ok(())
 }
@@ -881,3 +896,5 @@ fn fault(ctx: Ctx, args: Args) -> Result<(), CmdError> {
 
 #[cfg(feature = "fault-injection")]
 trampoline!(ferrobloom_fault, fault, R);
+#[cfg(feature = "fault-injection")]
+trampoline!(ferrobloom_clock, super::window::clock, R);

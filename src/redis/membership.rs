@@ -18,6 +18,16 @@ pub trait Probe: FilterValue {
     fn hasher(&self) -> impl Fn(&[u8]) -> Self::Hash;
     fn prefetch(&self, h: &Self::Hash);
     fn contains(&self, h: &Self::Hash) -> bool;
+    /// What a lookup reads at (a windowed Bloom filter's `Window::read_mark` of
+    /// the server time), computed once per command.
+    fn read_time(&self) -> u64 {
+        0
+    }
+    /// [`contains`](Self::contains) at `now` (from [`read_time`](Self::read_time)).
+    #[inline]
+    fn contains_at(&self, h: &Self::Hash, _now: u64) -> bool {
+        self.contains(h)
+    }
 }
 
 impl Probe for BloomChain {
@@ -28,11 +38,27 @@ impl Probe for BloomChain {
     }
     #[inline]
     fn prefetch(&self, h: &Self::Hash) {
-        BloomChain::prefetch(self, h)
+        match self.window() {
+            None => BloomChain::prefetch(self, h),
+            Some(w) => w.prefetch(h),
+        }
     }
     #[inline]
     fn contains(&self, h: &Self::Hash) -> bool {
         BloomChain::contains(self, h)
+    }
+    fn read_time(&self) -> u64 {
+        match self.window() {
+            Some(w) => w.read_mark(super::window::now_ms()),
+            None => 0,
+        }
+    }
+    #[inline]
+    fn contains_at(&self, h: &Self::Hash, mark: u64) -> bool {
+        match self.window() {
+            None => BloomChain::contains(self, h),
+            Some(w) => w.contains_marked(h, mark),
+        }
     }
 }
 
@@ -61,7 +87,7 @@ pub fn exists<T: Probe>(ctx: Ctx, args: Args, ty: &ModuleType<T>) -> CmdResult {
     let mut key = Key::open(ctx, key_name(&args)?, false);
     let present = key
         .present(ty)
-        .is_some_and(|f| f.contains(&f.hasher()(args.bytes(2))));
+        .is_some_and(|f| f.contains_at(&f.hasher()(args.bytes(2)), f.read_time()));
     ctx.reply_bool(present);
     Ok(())
 }
@@ -76,9 +102,10 @@ pub fn mexists<T: Probe>(ctx: Ctx, args: Args, ty: &ModuleType<T>) -> CmdResult 
     ctx.reply_array(args.len() - 2);
     match key.present(ty) {
         Some(f) => {
+            let now = f.read_time();
             let mut ahead = HashAhead::new(args.iter_from(2), f.hasher());
             while let Some(h) = ahead.next_with(|h| f.prefetch(h)) {
-                ctx.reply_bool(f.contains(&h));
+                ctx.reply_bool(f.contains_at(&h, now));
             }
         }
         None => (2..args.len()).for_each(|_| ctx.reply_bool(false)),

@@ -14,6 +14,7 @@ pub mod membership;
 pub mod merge;
 pub mod stats;
 pub mod types;
+pub mod window;
 
 use std::ffi::c_int;
 

@@ -54,6 +54,11 @@ const ENCVER_REDISBLOOM: c_int = 4;
 /// Scheme values of version 6.
 const SCHEME_NATIVE: u64 = 0;
 const SCHEME_REDISBLOOM: u64 = 1;
+/// A windowed Bloom filter (header `FBbw`, `core::window`): added in version 6
+/// without a new type version, so plain filters keep their payloads byte for
+/// byte and an older ferrobloom refuses a windowed payload cleanly ("unknown
+/// hash scheme 2") instead of refusing every payload of a new version.
+const SCHEME_WINDOWED: u64 = 2;
 
 pub static BLOOM: ModuleType<BloomChain> = ModuleType::new();
 pub static CUCKOO: ModuleType<CuckooFilter> = ModuleType::new();
@@ -75,11 +80,20 @@ pub trait FilterValue: Payload {
     fn figures(&self) -> Figures;
     /// The gauges of its type.
     fn gauges() -> &'static Gauges;
+    /// Whether the type has windowed values (RDB scheme 2).
+    const WINDOWED: bool = false;
+    fn is_windowed(&self) -> bool {
+        false
+    }
 }
 
 impl FilterValue for BloomChain {
     const TYPE_NAME: &'static CStr = c"MBbloom--";
     const LOADCHUNK: &'static CStr = c"BF.LOADCHUNK";
+    const WINDOWED: bool = true;
+    fn is_windowed(&self) -> bool {
+        self.window().is_some()
+    }
     fn header(&self) -> Vec<u8> {
         self.encode_header()
     }
@@ -100,7 +114,7 @@ impl FilterValue for BloomChain {
             1,
             i64::try_from(BloomChain::mem_usage(self)).unwrap_or(i64::MAX),
             self.items(),
-            self.links().len() as i64,
+            self.link_count() as i64,
         )
     }
     fn gauges() -> &'static Gauges {
@@ -307,6 +321,9 @@ fn load<T: FilterValue>(rdb: *mut raw::RedisModuleIO, encver: c_int) -> Result<T
         ENCVER => match load_unsigned(rdb).ok_or("truncated payload (scheme)")? {
             SCHEME_NATIVE => load_payload_as::<T, _>(&limits, HeaderFormat::Native, next),
             SCHEME_REDISBLOOM => load_payload_as::<T, _>(&limits, HeaderFormat::RedisBloom, next),
+            SCHEME_WINDOWED if T::WINDOWED => {
+                load_payload_as::<T, _>(&limits, HeaderFormat::Native, next)
+            }
             s => Err(format!("unknown hash scheme {s}")),
         },
         ENCVER_V5 => load_payload_as::<T, _>(&limits, HeaderFormat::Native, next),
@@ -374,6 +391,8 @@ extern "C" fn rdb_save<T: FilterValue>(rdb: *mut raw::RedisModuleIO, v: *mut c_v
         if let Some(save) = api!(RedisModule_SaveUnsigned) {
             let scheme = if v.is_redisbloom() {
                 SCHEME_REDISBLOOM
+            } else if v.is_windowed() {
+                SCHEME_WINDOWED
             } else {
                 SCHEME_NATIVE
             };

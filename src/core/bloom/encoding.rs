@@ -76,6 +76,9 @@ impl BloomChain {
     /// format instead (`encode_rb_header`, documented in `redisbloom.rs`), the
     /// only one that describes it and the one RedisBloom's LOADCHUNK takes.
     pub fn encode_header(&self) -> Vec<u8> {
+        if let Some(w) = &self.window {
+            return w.encode_header();
+        }
         if let Some(rb) = &self.rb {
             return self.encode_rb_header(rb);
         }
@@ -124,6 +127,9 @@ impl BloomChain {
     /// 37 ferrobloom links), where a RedisBloom header would also need a total item
     /// count whose low bytes spell the magic and version.
     pub fn from_header(bytes: &[u8], limits: &Limits) -> Result<Self, BloomError> {
+        if bytes.starts_with(&crate::core::window::WINDOW_MAGIC) {
+            return Self::from_window_header(bytes, limits);
+        }
         if bytes.starts_with(&HEADER_MAGIC) {
             match Self::from_native_header(bytes, limits) {
                 Ok(c) => return Ok(c),
@@ -136,6 +142,9 @@ impl BloomChain {
     /// Reads ferrobloom's own header only (RDB payloads record which format
     /// their header has).
     pub fn from_native_header(bytes: &[u8], limits: &Limits) -> Result<Self, BloomError> {
+        if bytes.starts_with(&crate::core::window::WINDOW_MAGIC) {
+            return Self::from_window_header(bytes, limits);
+        }
         let (total, expansion, opts, shapes) = Self::parse_native_header(bytes, limits)?;
         let mut chain = Self::build(total, expansion, None, shapes)?;
         chain.opts = opts;
@@ -150,6 +159,9 @@ impl BloomChain {
         limits: &Limits,
         redisbloom: Option<bool>,
     ) -> Result<Vec<u64>, BloomError> {
+        if redisbloom != Some(true) && bytes.starts_with(&crate::core::window::WINDOW_MAGIC) {
+            return crate::core::window::Window::header_link_bytes(bytes, limits);
+        }
         let native = || Self::parse_native_header(bytes, limits).map(|(_, _, _, s)| s);
         let rb = || Self::parse_rb_header(bytes, limits).map(|(_, _, s)| s);
         let shapes = match redisbloom {
@@ -186,6 +198,7 @@ impl BloomChain {
             rb,
             opts: ChainOptions::default(),
             pending_shape: None,
+            window: None,
         })
     }
 
@@ -337,7 +350,7 @@ impl BloomChain {
     /// the chunk, bytes)`, in time linear in the filter's size.
     pub fn for_each_chunk(&self, mut f: impl FnMut(i64, &[u8])) {
         let mut iter = 1i64;
-        for link in &self.links {
+        for link in self.data_links() {
             for piece in link.data().chunks(SCANDUMP_CHUNK as usize) {
                 iter = iter.saturating_add(piece.len() as i64);
                 f(iter, piece);
@@ -351,7 +364,7 @@ impl BloomChain {
         &mut self,
         mut read: impl FnMut(&mut [u8]) -> Result<(), E>,
     ) -> Result<(), E> {
-        for link in &mut self.links {
+        for link in self.data_links_mut() {
             for piece in link.data_mut().chunks_mut(SCANDUMP_CHUNK as usize) {
                 read(piece)?;
             }
@@ -377,8 +390,8 @@ impl BloomChain {
             .locate_index(offset)
             .ok_or(BloomError::NoLinkForOffset)?;
         let link = self
-            .links
-            .get_mut(index)
+            .data_links_mut()
+            .nth(index)
             .ok_or(BloomError::NoLinkForOffset)?;
         let dst = link.data_mut();
         let start = usize::try_from(start).map_err(|_| BloomError::ChunkTooBig)?;
@@ -392,13 +405,13 @@ impl BloomChain {
 
     fn locate(&self, offset: u64) -> Option<(&Link, u64)> {
         let (i, start) = self.locate_index(offset)?;
-        Some((self.links.get(i)?, start))
+        Some((self.data_links().nth(i)?, start))
     }
 
     /// The link holding byte `offset` of the concatenated link bytes, and the
     /// offset inside it.
     fn locate_index(&self, mut offset: u64) -> Option<(usize, u64)> {
-        for (i, l) in self.links.iter().enumerate() {
+        for (i, l) in self.data_links().enumerate() {
             let b = l.shape.bytes();
             if offset < b {
                 return Some((i, offset));
@@ -425,6 +438,10 @@ impl<'a> Reader<'a> {
         let (head, tail) = self.buf.split_at(n);
         self.buf = tail;
         Ok(head)
+    }
+    /// Bytes not read yet.
+    pub(crate) fn remaining(&self) -> usize {
+        self.buf.len()
     }
     pub(crate) fn u8(&mut self) -> Result<u8, BloomError> {
         Ok(self.take(1)?.first().copied().unwrap_or(0))

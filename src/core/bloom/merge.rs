@@ -59,7 +59,12 @@ pub fn hash_alike(a: &BloomChain, b: &BloomChain) -> bool {
 
 /// Why a filter can never be merged, whatever the others are (`None`: it can).
 /// One line per kind of filter BF.MERGE refuses.
-fn unmergeable(_c: &BloomChain) -> Option<&'static str> {
+fn unmergeable(c: &BloomChain) -> Option<&'static str> {
+    if c.window.is_some() {
+        // Generations of different filters start at different times: no
+        // link-by-link union keeps every item's lifetime (docs/windowed.md).
+        return Some("a windowed filter");
+    }
     None
 }
 
@@ -212,6 +217,7 @@ impl BloomChain {
             rb: first.rb,
             opts: first.opts,
             pending_shape: None,
+            window: None,
         };
         out.merge_in(false, sources, limits)?;
         Ok(out)

@@ -304,6 +304,7 @@ impl BloomChain {
             rb: Some(rb),
             opts: ChainOptions::default(),
             pending_shape: None,
+            window: None,
         }
     }
 

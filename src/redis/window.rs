@@ -1,0 +1,162 @@
+//! Windowed Bloom filters in Redis (`WINDOW seconds`, `crate::core::window`):
+//! the server clock, the add path and its replication, and freeing the
+//! generations a write drops.
+//!
+//! # Time and replication
+//! The primary's clock drives the window. A write reads the clock once
+//! (`RedisModule_Milliseconds`), uses `max(clock, the filter's newest change)`,
+//! and, when it changed the filter (an item inserted or a generation dropped),
+//! replicates itself as `BF.INSERT key NOCREATE AT <that time> ITEMS <the items
+//! it applied>`. `AT` is accepted only from the primary's stream and the AOF
+//! (`Ctx::trusted`), so a replica and an AOF replay apply every write at the
+//! primary's time and reach the primary's state, whatever their own clocks.
+//! Reads (EXISTS, MEXISTS, CARD, INFO) use the local clock and skip the
+//! generations that are older than the window by it, without changing
+//! anything, as Redis treats expired keys on replicas.
+
+use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
+
+use redis_module::raw;
+
+use super::api::{api, Args, Ctx};
+use super::bf::{replicate_reserve, CmdResult};
+use super::config::bloom_limits;
+use crate::cmd::bf::CreateParams;
+use crate::cmd::errors::{bloom as map_err, Op};
+use crate::core::bloom::{BloomChain, BloomError};
+use crate::core::hash::HashAhead;
+
+/// Test builds only: milliseconds added to the server clock (FERROBLOOM.CLOCK).
+static CLOCK_OFFSET_MS: AtomicI64 = AtomicI64::new(0);
+
+/// The server time in milliseconds since the Unix epoch (plus the test offset).
+pub fn now_ms() -> u64 {
+    let ms = match api!(RedisModule_Milliseconds) {
+        // SAFETY: no arguments; callable from any command.
+        Some(f) => unsafe { f() },
+        None => 0,
+    };
+    let ms = ms.saturating_add(CLOCK_OFFSET_MS.load(Relaxed));
+    u64::try_from(ms).unwrap_or(0)
+}
+
+/// FERROBLOOM.CLOCK [offset_ms]: sets (or reads) the offset added to the server
+/// clock for windowed filters, so tests can move time (test builds only).
+#[cfg(feature = "fault-injection")]
+pub fn clock(ctx: Ctx, args: Args) -> CmdResult {
+    use crate::cmd::errors::CmdError;
+    match args.len() {
+        1 => {}
+        2 => {
+            let v = crate::cmd::parse::parse_i64(args.bytes(1))
+                .ok_or(CmdError::Text("ERR bad offset"))?;
+            CLOCK_OFFSET_MS.store(v, Relaxed);
+        }
+        _ => return Err(CmdError::WrongArity),
+    }
+    ctx.reply_integer(CLOCK_OFFSET_MS.load(Relaxed));
+    Ok(())
+}
+
+/// Generations larger than this are freed on a background thread.
+const FREE_INLINE_MAX: u64 = 1 << 20;
+
+/// Frees dropped generations: small ones here, large ones on a thread (so a
+/// rotation never costs the main thread time proportional to the filter).
+fn free_retired(retired: Vec<BloomChain>) {
+    if retired.is_empty() {
+        return;
+    }
+    let bytes: u64 = retired.iter().map(|c| c.mem_usage()).sum();
+    if bytes <= FREE_INLINE_MAX {
+        return;
+    }
+    // If no thread can be started, the closure (and the memory) drops here.
+    let _ = std::thread::Builder::new()
+        .name("ferrobloom-free".into())
+        .spawn(move || drop(retired));
+}
+
+/// BF.ADD / BF.MADD / BF.INSERT on a windowed filter. `single`: BF.ADD's reply.
+#[allow(clippy::too_many_arguments)]
+pub fn add(
+    ctx: Ctx,
+    args: &Args,
+    name: *mut raw::RedisModuleString,
+    chain: &mut BloomChain,
+    items_from: usize,
+    created: Option<CreateParams>,
+    single: bool,
+    at: Option<u64>,
+) -> CmdResult {
+    let limits = bloom_limits(ctx.trusted());
+    let scheme = chain.scheme();
+    let Some(w) = chain.window_mut() else {
+        return Err(map_err(
+            Op::Insert,
+            &BloomError::InvalidParams("not windowed"),
+        ));
+    };
+    let now = w.effective(at.unwrap_or_else(now_ms));
+    let mut changed = w.advance(now);
+    let mut refused: Vec<usize> = Vec::new();
+    let mut replied = 0;
+    let mut outcome = Ok(());
+    if single {
+        let h = scheme.bloom(args.bytes(items_from));
+        replied = 1;
+        match w.add(&h, now, &limits) {
+            Ok(a) => {
+                changed |= a.changed();
+                ctx.reply_bool(a.is_new());
+            }
+            Err(err) => {
+                refused.push(items_from);
+                outcome = Err(map_err(Op::Insert, &err));
+            }
+        }
+    } else {
+        ctx.reply_array_postponed();
+        let mut ahead = HashAhead::new(args.iter_from(items_from), |i| scheme.bloom(i));
+        while let Some(h) = ahead.next_with(|h| w.prefetch_add(h)) {
+            replied += 1;
+            match w.add(&h, now, &limits) {
+                Ok(a) => {
+                    changed |= a.changed();
+                    ctx.reply_bool(a.is_new());
+                }
+                Err(err) => {
+                    ctx.reply_error(map_err(Op::Insert, &err).text());
+                    if refused.try_reserve(1).is_ok() {
+                        refused.push(items_from + replied - 1);
+                    }
+                    if err == BloomError::Full {
+                        break;
+                    }
+                }
+            }
+        }
+        ctx.set_array_len(replied);
+    }
+    free_retired(w.take_retired());
+    if let Some(p) = created {
+        replicate_reserve(ctx, name, &p);
+    }
+    // Replicated with the time it used; items refused here (limits that do not
+    // apply where the command is replayed) are left out. A write whose every
+    // item was refused replicates nothing: generations it dropped stay on the
+    // replica, where reads skip them, until the next replicated write.
+    if changed && refused.len() < replied {
+        let at = now.to_string();
+        let head: [&[u8]; 4] = [b"NOCREATE", b"AT", at.as_bytes(), b"ITEMS"];
+        ctx.replicate_items(
+            c"BF.INSERT",
+            args,
+            &head,
+            items_from,
+            items_from + replied,
+            &refused,
+        );
+    }
+    outcome
+}
