@@ -252,7 +252,20 @@ fn every_error_changes_nothing() {
     ok(&mut con, "BF.RESERVE ns 0.01 100 NONSCALING");
     ok(&mut con, "BF.RESERVE blk 0.01 100 LAYOUT blocked");
     ok(&mut con, "BF.RESERVE rb 0.01 100 LAYOUT redisbloom");
-    let keys = ["a", "dst", "rate", "cap", "exp", "ns", "blk", "rb"];
+    ok(&mut con, "BF.RESERVE win 0.01 100 WINDOW 600");
+    ok(
+        &mut con,
+        "BF.RESERVE seeded 0.01 100 SEED 0123456789abcdef0123456789abcdef",
+    );
+    ok(&mut con, "BF.RESERVE tight 0.01 100 TIGHTENING 0.9");
+    redis::cmd("BF.ADD")
+        .arg("win")
+        .arg("w")
+        .query::<i64>(&mut con)
+        .unwrap();
+    let keys = [
+        "a", "dst", "rate", "cap", "exp", "ns", "blk", "rb", "win", "seeded", "tight",
+    ];
     let before = state(&mut con, &keys);
     let arity_err = arity("bf.merge");
     let cases: Vec<(&str, String)> = vec![
@@ -322,6 +335,28 @@ fn every_error_changes_nothing() {
         (
             "BF.MERGE exp 2 a a",
             "ERR incompatible filters: the destination differs in expansion".into(),
+        ),
+        // Windowed filters are refused (their generations start at different times);
+        // a seed or a tightening ratio must match (valkey-bloom's options).
+        (
+            "BF.MERGE dst 2 a win",
+            "ERR cannot merge source 2: a windowed filter".into(),
+        ),
+        (
+            "BF.MERGE win 1 a",
+            "ERR cannot merge the destination: a windowed filter".into(),
+        ),
+        (
+            "BF.MERGE new 1 win",
+            "ERR cannot merge source 1: a windowed filter".into(),
+        ),
+        (
+            "BF.MERGE dst 2 a seeded",
+            "ERR incompatible filters: source 2 differs in hash scheme".into(),
+        ),
+        (
+            "BF.MERGE dst 2 a tight",
+            "ERR incompatible filters: source 2 differs in tightening".into(),
         ),
         // Positions count every listed source (duplicates and the destination too).
         (

@@ -120,6 +120,20 @@ fn build_every_kind(con: &mut Connection) -> (Vec<String>, Vec<String>) {
             ],
         ),
         ("bf:empty", vec!["0.001", "10"]),
+        // Windowed filters (WINDOW seconds): the same five keys.
+        ("bf:window", vec!["0.01", "100", "WINDOW", "600"]),
+        (
+            "bf:window-ns",
+            vec![
+                "0.01",
+                "1000",
+                "NONSCALING",
+                "LAYOUT",
+                "blocked",
+                "WINDOW",
+                "60",
+            ],
+        ),
     ] {
         let mut args = vec!["BF.RESERVE", key];
         args.extend(reserve);
@@ -259,7 +273,13 @@ fn default_info_replies_have_exactly_redisblooms_keys_for_every_filter_kind() {
             let (_, e) = single(&rawv(&mut con, &["BF.INFO", key, "ERROR"]));
             let e: f64 = redis::from_redis_value(e).unwrap();
             assert!(e > 0.0 && e < 1.0, "{key}: {e}");
-            if !nonscaling {
+            if key.starts_with("bf:window") {
+                // A windowed filter's window sizes it: no valkey-bloom growth fields.
+                for f in ["TIGHTENING", "MAXSCALEDCAPACITY"] {
+                    let v = rawv(&mut con, &["BF.INFO", key, f]);
+                    assert_eq!(show(&v), "!Invalid information value", "{key} {f}");
+                }
+            } else if !nonscaling {
                 let (_, m) = single(&rawv(&mut con, &["BF.INFO", key, "MAXSCALEDCAPACITY"]));
                 let capacity = match p[0].1 {
                     Value::Int(n) => n,

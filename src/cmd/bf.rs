@@ -1031,6 +1031,36 @@ mod tests {
             e::WINDOW_LAYOUT
         );
         assert_eq!(w(&["BF.RESERVE", "k", "0.01", "10"]).unwrap(), None);
+        // valkey-bloom's options do not apply to windowed filters (their
+        // generations hash and size as the window says): refused, on both commands.
+        for opt in [
+            ["TIGHTENING", "0.7"],
+            ["SEED", "0123456789abcdef0123456789abcdef"],
+            ["VALIDATESCALETO", "100"],
+        ] {
+            let mut a = vec!["BF.RESERVE", "k", "0.01", "10", "WINDOW", "3"];
+            a.extend(opt);
+            assert_eq!(err(reserve(&a)), e::WINDOW_VALKEY, "{opt:?}");
+            let mut a = vec!["BF.INSERT", "k", "WINDOW", "3"];
+            a.extend(opt);
+            a.extend(["ITEMS", "x"]);
+            assert_eq!(err(insert(&a)), e::WINDOW_VALKEY, "{opt:?}");
+        }
+        // From the primary or the AOF, ferrobloom's windowed write (`AT ms`) is
+        // read as ferrobloom's, not as RedisBloom 2.x's (which would drop `AT`).
+        let v: Vec<&[u8]> = ["BF.INSERT", "k", "NOCREATE", "AT", "123456", "ITEMS", "at"]
+            .iter()
+            .map(|s| s.as_bytes())
+            .collect();
+        let a = parse_insert_from(&v.as_slice(), &D, Origin::Trusted).unwrap();
+        assert_eq!((a.at_ms, a.create, a.items_from), (Some(123456), None, 6));
+        let v: Vec<&[u8]> = ["BF.INSERT", "k", "WINDOW", "2", "ITEMS", "AT", "5"]
+            .iter()
+            .map(|s| s.as_bytes())
+            .collect();
+        let a = parse_insert_from(&v.as_slice(), &D, Origin::Trusted).unwrap();
+        assert_eq!((a.at_ms, a.items_from), (None, 5));
+        assert_eq!(a.create.unwrap().window_ms, Some(2000));
 
         let i = |a: &[&str]| insert(a);
         let a = i(&["BF.INSERT", "k", "WINDOW", "2.5", "ITEMS", "a"]).unwrap();

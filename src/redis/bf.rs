@@ -378,8 +378,10 @@ pub fn info(ctx: Ctx, args: Args) -> CmdResult {
     let c = key.existing(&BLOOM)?;
     if args.len() == 3 {
         let f = InfoField::parse(args.bytes(2))?;
+        // valkey-bloom's growth fields describe a scaling chain: not a
+        // non-scaling filter's, nor a windowed one's (its window sizes it).
         if matches!(f, InfoField::Tightening | InfoField::MaxScaledCapacity)
-            && c.expansion().is_none()
+            && (c.expansion().is_none() || c.window().is_some())
         {
             return Err(e::INVALID_INFO_VALUE.into());
         }
