@@ -551,7 +551,18 @@ const COMMANDS: &[CmdExpect] = &[
         summary: "Creates a new Bloom Filter",
         complexity: "O(1)",
         since: "1.0.0",
-        args: &["key", "error_rate", "capacity", "expansion", "nonscaling"],
+        args: &[
+            "key",
+            "error_rate",
+            "capacity",
+            "expansion",
+            "nonscaling",
+            "layout",
+            "tightening",
+            "seed",
+            "validatescaleto",
+            "window",
+        ],
     },
     CmdExpect {
         name: "bf.add",
@@ -588,6 +599,11 @@ const COMMANDS: &[CmdExpect] = &[
             "expansion",
             "nocreate",
             "nonscaling",
+            "layout",
+            "tightening",
+            "seed",
+            "validatescaleto",
+            "window",
             "items",
             "item",
         ],
@@ -787,8 +803,35 @@ fn command_docs_for_every_command() {
         .collect();
     assert_eq!(
         tokens,
-        ["CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"]
+        [
+            "CAPACITY",
+            "SIZE",
+            "FILTERS",
+            "ITEMS",
+            "EXPANSION",
+            "ERROR",
+            "TIGHTENING",
+            "MAXSCALEDCAPACITY",
+            "WINDOW"
+        ]
     );
+    // The extensions' options are documented with their value types.
+    let docs = field(&raw(&mut con, "COMMAND DOCS bf.reserve"), "bf.reserve");
+    let args = items(field(&docs, "arguments"));
+    for (i, tok, kind) in [
+        (5, "LAYOUT", "string"),
+        (6, "TIGHTENING", "double"),
+        (7, "SEED", "string"),
+        (8, "VALIDATESCALETO", "integer"),
+        (9, "WINDOW", "double"),
+    ] {
+        assert_eq!(text(&field(&args[i], "token")), tok);
+        let value = items(field(&args[i], "arguments"));
+        assert_eq!(text(&field(&value[0], "type")), kind, "{tok}");
+    }
+    let docs = field(&raw(&mut con, "COMMAND DOCS cf.reserve"), "cf.reserve");
+    let args = items(field(&docs, "arguments"));
+    assert_eq!(text(&field(&args[6], "token")), "LAYOUT");
 }
 
 #[test]

@@ -222,6 +222,18 @@ const ITEMS: Arg = Arg {
     ..ITEM
 };
 const ITERATOR: Arg = arg(c"iterator", INTEGER);
+/// ferrobloom's `LAYOUT classic|blocked|redisbloom` (BF and CF creation).
+const LAYOUT: Arg = option(c"layout", c"LAYOUT", &[arg(c"layout", STRING)]);
+/// valkey-bloom's creation options (BF.RESERVE, BF.INSERT).
+const TIGHTENING: Arg = option(c"tightening", c"TIGHTENING", &[arg(c"ratio", DOUBLE)]);
+const SEED: Arg = option(c"seed", c"SEED", &[arg(c"seed", STRING)]);
+const VALIDATESCALETO: Arg = option(
+    c"validatescaleto",
+    c"VALIDATESCALETO",
+    &[arg(c"validatescaleto", INTEGER)],
+);
+/// ferrobloom's windowed filters (`WINDOW seconds`, docs/windowed.md).
+const WINDOW: Arg = option(c"window", c"WINDOW", &[arg(c"seconds", DOUBLE)]);
 
 struct Spec {
     name: &'static CStr,
@@ -275,6 +287,11 @@ static SPECS: &[Spec] = &[
             arg(c"capacity", INTEGER),
             option(c"expansion", c"EXPANSION", &[arg(c"expansion", INTEGER)]),
             token(c"nonscaling", c"NONSCALING"),
+            LAYOUT,
+            TIGHTENING,
+            SEED,
+            VALIDATESCALETO,
+            WINDOW,
         ],
     },
     Spec {
@@ -318,6 +335,11 @@ static SPECS: &[Spec] = &[
             option(c"expansion", c"EXPANSION", &[arg(c"expansion", INTEGER)]),
             token(c"nocreate", c"NOCREATE"),
             token(c"nonscaling", c"NONSCALING"),
+            LAYOUT,
+            TIGHTENING,
+            SEED,
+            VALIDATESCALETO,
+            WINDOW,
             Arg {
                 flags: 0,
                 ..token(c"items", c"ITEMS")
@@ -386,6 +408,23 @@ static SPECS: &[Spec] = &[
                     Arg {
                         flags: 0,
                         ..token(c"expansion", c"EXPANSION")
+                    },
+                    // ferrobloom's and valkey-bloom's single fields.
+                    Arg {
+                        flags: 0,
+                        ..token(c"error", c"ERROR")
+                    },
+                    Arg {
+                        flags: 0,
+                        ..token(c"tightening", c"TIGHTENING")
+                    },
+                    Arg {
+                        flags: 0,
+                        ..token(c"maxscaledcapacity", c"MAXSCALEDCAPACITY")
+                    },
+                    Arg {
+                        flags: 0,
+                        ..token(c"window", c"WINDOW")
                     },
                 ],
             },
@@ -479,6 +518,7 @@ static SPECS: &[Spec] = &[
             option(c"maxiterations", c"MAXITERATIONS", &[arg(c"maxiterations", INTEGER)]),
             option(c"expansion", c"EXPANSION", &[arg(c"expansion", INTEGER)]),
             option(c"error", c"ERROR", &[arg(c"error", DOUBLE)]),
+            LAYOUT,
         ],
     },
     Spec {
