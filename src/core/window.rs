@@ -247,7 +247,7 @@ impl Window {
             .iter()
             .rev()
             .take_while(|g| g.index.saturating_add(k) >= mark)
-            .any(|g| g.chain.contains(h))
+            .any(|g| g.chain.gen_contains(h))
     }
 
     /// Whether generation `index` still answers at `now`.
@@ -337,7 +337,7 @@ impl Window {
         let now = self.effective(now);
         let cur = self.gen_index(now);
         let newest_current = self.gens.last().is_some_and(|g| g.index == cur);
-        if newest_current && self.gens.last().is_some_and(|g| g.chain.contains(h)) {
+        if newest_current && self.gens.last().is_some_and(|g| g.chain.gen_contains(h)) {
             return Ok(Added::Present);
         }
         // (the current generation was just asked)
@@ -346,7 +346,7 @@ impl Window {
             .iter()
             .rev()
             .skip(usize::from(newest_current))
-            .any(|g| g.chain.contains(h));
+            .any(|g| g.chain.gen_contains(h));
         if !newest_current {
             let shape = self.link_shape(None)?;
             self.check_room(&shape, limits)?;

@@ -517,3 +517,50 @@ fn window_limits() {
     assert!(bad(1000, 0.01, MAX_EXPANSION + 1, 1000));
     assert!(Window::new(10, 0.01, 2, BloomLayout::RedisBloom, 1000, &lim()).is_err());
 }
+
+/// The two-step generation check (`BloomChain::gen_contains`: the first
+/// `HEAD_PROBES` probes without branches, then the rest) answers exactly as a
+/// plain chain lookup, item by item, for classic and blocked generations with
+/// one, two and three links (a burst) at every fill, across generation
+/// boundaries and at small error rates (k above `HEAD_PROBES`) and large ones
+/// (k below it).
+#[test]
+fn window_gen_contains_matches_chain_contains() {
+    for layout in [BloomLayout::Classic, BloomLayout::Blocked] {
+        for p in [0.3, 0.01, 0.0001] {
+            let w = 1000;
+            let mut f = Window::new(400, p, 2, layout, w, &lim()).unwrap();
+            let mut rng = Mix(7);
+            let mut id = 0;
+            for step in 0..12u64 {
+                let now = 5_000_000 + step * 200;
+                // Bursts in some generations: up to 3 links.
+                let n = if step.is_multiple_of(3) { 900 } else { 100 };
+                for _ in 0..n {
+                    f.add(&member(id), now, &lim()).unwrap();
+                    id += 1;
+                }
+                drop(f.take_retired());
+                let mark = f.read_mark(now);
+                for _ in 0..3000 {
+                    let r = rng.next();
+                    let h = if r.is_multiple_of(2) {
+                        member(r % (id + 1))
+                    } else {
+                        probe(r)
+                    };
+                    for g in &f.gens {
+                        assert_eq!(g.chain.gen_contains(&h), g.chain.contains(&h));
+                    }
+                    let naive = f
+                        .gens
+                        .iter()
+                        .filter(|g| g.index + u64::from(f.parts) >= mark)
+                        .any(|g| g.chain.contains(&h));
+                    assert_eq!(f.contains_marked(&h, mark), naive);
+                }
+            }
+            assert!(f.gens.iter().any(|g| g.chain.links().len() >= 2));
+        }
+    }
+}
