@@ -8,5 +8,9 @@ pub mod cuckoo;
 pub mod hash;
 pub mod payload;
 #[cfg(test)]
+#[path = "tests/roundtrip.rs"]
 mod roundtrip_tests;
+#[cfg(test)]
+#[path = "tests/rng.rs"]
+pub(crate) mod test_rng;
 pub mod window;

@@ -1,25 +1,6 @@
 use super::*;
 
-/// splitmix64: a tiny deterministic generator for fixed-seed tests.
-pub(crate) struct SplitMix(pub(crate) u64);
-
-impl SplitMix {
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e3779b97f4a7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
-        z ^ (z >> 31)
-    }
-    /// A random 16-byte item; `tag` separates member and non-member key spaces.
-    fn item(&mut self, tag: u8) -> [u8; 17] {
-        let mut out = [0u8; 17];
-        out[0] = tag;
-        out[1..9].copy_from_slice(&self.next().to_le_bytes());
-        out[9..17].copy_from_slice(&self.next().to_le_bytes());
-        out
-    }
-}
+pub(crate) use crate::core::test_rng::SplitMix;
 
 fn h(s: &str) -> ItemHash {
     ItemHash::of(s.as_bytes())

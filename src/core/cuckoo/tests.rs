@@ -6,19 +6,7 @@ use std::collections::HashMap;
 
 const NOCAP: u64 = u64::MAX;
 
-struct SplitMix(u64);
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use crate::core::test_rng::SplitMix;
 
 fn params(capacity: u64, bucket_size: u8, expansion: u32, fp_bits: u8) -> CuckooParams {
     CuckooParams {
