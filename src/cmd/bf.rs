@@ -165,7 +165,7 @@ pub fn parse_reserve_from<'a>(
     let strict = || reserve_strict(args, d, 1.0);
     match origin {
         Origin::Client => parse_reserve(args, d),
-        Origin::Trusted if lenient::names_layout(args, 4) => {
+        Origin::Trusted if lenient::names_option(args, &lenient::BF_OWN_OPTIONS) => {
             lenient::either(strict, || lenient::bf_reserve(args))
         }
         Origin::Trusted => lenient::either(|| lenient::bf_reserve(args), strict),
@@ -181,9 +181,10 @@ pub fn parse_insert_from<'a>(
     let strict = || insert_strict(args, d, 1.0);
     match origin {
         Origin::Client => parse_insert(args, d),
-        // `AT` and `WINDOW` are ferrobloom's (a windowed write replicated with the
-        // primary's time): its own parse first, as for a RESERVE naming LAYOUT.
-        Origin::Trusted if lenient::names_option(args, &["AT", "WINDOW"]) => {
+        // ferrobloom's own options (e.g. `AT`: a windowed write replicated with the
+        // primary's time; an INSERT into an existing key replicated verbatim with
+        // `SEED`): its own parse first, as for a RESERVE.
+        Origin::Trusted if lenient::names_option(args, &lenient::BF_OWN_OPTIONS) => {
             lenient::either(strict, || lenient::bf_insert(args, d))
         }
         Origin::Trusted => lenient::either(|| lenient::bf_insert(args, d), strict),
@@ -1054,6 +1055,22 @@ mod tests {
             .collect();
         let a = parse_insert_from(&v.as_slice(), &D, Origin::Trusted).unwrap();
         assert_eq!((a.at_ms, a.create, a.items_from), (Some(123456), None, 6));
+        // A verbatim BF.INSERT into an existing key whose SEED value starts with
+        // `i`: RedisBloom's parse takes the value for ITEMS and does not read the
+        // command as written; ferrobloom's does.
+        let seed = "i123456789abcdef0123456789abcdef";
+        let v: Vec<&[u8]> = ["BF.INSERT", "k", "SEED", seed, "ITEMS", "a", "b"]
+            .iter()
+            .map(|s| s.as_bytes())
+            .collect();
+        let a = parse_insert_from(&v.as_slice(), &D, Origin::Trusted).unwrap();
+        assert_eq!(a.items_from, 5);
+        assert_ne!(
+            lenient::bf_insert(&v.as_slice(), &D)
+                .map(|a| a.items_from)
+                .ok(),
+            Some(5)
+        );
         let v: Vec<&[u8]> = ["BF.INSERT", "k", "WINDOW", "2", "ITEMS", "AT", "5"]
             .iter()
             .map(|s| s.as_bytes())

@@ -244,6 +244,10 @@ pub fn parse_insert_from<'a>(
 ) -> Result<InsertArgs<CuckooParams>, CmdError> {
     match origin {
         Origin::Client => parse_insert(args, d),
+        // ferrobloom's LAYOUT (an INSERT into an existing key is replicated verbatim).
+        Origin::Trusted if lenient::names_option(args, &["LAYOUT"]) => {
+            lenient::either(|| parse_insert(args, d), || lenient::cf_insert(args))
+        }
         Origin::Trusted => lenient::either(|| lenient::cf_insert(args), || parse_insert(args, d)),
     }
 }

@@ -365,6 +365,20 @@ pub fn names_layout<'a>(args: &impl ArgList<'a>, from: usize) -> bool {
     (from..args.count()).any(|i| args.arg(i).is_some_and(|a| is_keyword(a, "LAYOUT")))
 }
 
+/// The options only ferrobloom writes in BF commands (its own, valkey-bloom's and
+/// the windowed ones): a replicated BF.RESERVE/BF.INSERT naming one of them came
+/// from a ferrobloom primary and is read with ferrobloom's parser first. Read
+/// with RedisBloom's, their values could pass for its first-letter keywords (a
+/// `SEED` starting with `i` would be taken as `ITEMS`).
+pub const BF_OWN_OPTIONS: [&str; 6] = [
+    "LAYOUT",
+    "TIGHTENING",
+    "SEED",
+    "VALIDATESCALETO",
+    "WINDOW",
+    "AT",
+];
+
 /// Whether an option of `names` stands before the items of
 /// `<cmd> key [options] ITEMS ...` (whole-word, case-insensitive).
 pub fn names_option<'a>(args: &impl ArgList<'a>, names: &[&str]) -> bool {
