@@ -80,7 +80,7 @@ fn layout_config_and_option() {
     ] {
         assert_eq!(
             exec_err(&mut con, bad),
-            "ERR bad layout (expected classic, blocked or redisbloom)"
+            "ERR bad layout (expected classic, blocked, paired or redisbloom)"
         );
     }
     assert_eq!(exec::<i64>(&mut con, &["EXISTS", "e"]).unwrap(), 0);

@@ -137,6 +137,23 @@ fn parse_layout(v: &[u8]) -> Result<BloomLayout, CmdError> {
     BloomLayout::from_name(v).ok_or_else(|| e::BAD_LAYOUT.into())
 }
 
+/// The layout of a new filter: the `LAYOUT` given, else `bf.bf-layout` for a
+/// plain filter and the paired layout for a windowed one (its lookups ask up
+/// to five generations; paired links answer most of them from one cache line
+/// each, see `core::window`). RedisBloom's layout has no windowed filters.
+fn new_layout(
+    given: Option<BloomLayout>,
+    windowed: bool,
+    d: &BloomDefaults,
+) -> Result<BloomLayout, CmdError> {
+    match (given, windowed) {
+        (Some(BloomLayout::RedisBloom), true) => Err(e::WINDOW_LAYOUT.into()),
+        (Some(l), _) => Ok(l),
+        (None, true) => Ok(BloomLayout::Paired),
+        (None, false) => Ok(d.layout),
+    }
+}
+
 fn expansion_for(nonscaling: bool, explicit: Option<u32>, d: &BloomDefaults) -> u32 {
     if nonscaling {
         0
@@ -214,7 +231,7 @@ fn reserve_strict<'a>(
     }
     let mut nonscaling = false;
     let mut expansion: Option<i64> = None;
-    let mut layout = d.layout;
+    let mut layout = None;
     let mut valkey = ValkeyOptions::default();
     let mut window_ms = None;
     let mut i = 4;
@@ -230,7 +247,7 @@ fn reserve_strict<'a>(
             expansion = Some(parse_i64(v).ok_or(e::BAD_EXPANSION)?);
             i += 2;
         } else if is_keyword(a, "LAYOUT") {
-            layout = parse_layout(args.arg(i + 1).ok_or(e::BAD_LAYOUT)?)?;
+            layout = Some(parse_layout(args.arg(i + 1).ok_or(e::BAD_LAYOUT)?)?);
             i += 2;
         } else if is_keyword(a, "WINDOW") {
             set_window(&mut window_ms, args.arg(i + 1).ok_or(e::WINDOW_BAD)?)?;
@@ -247,9 +264,7 @@ fn reserve_strict<'a>(
         None => None,
     };
     let expansion = expansion_for(nonscaling, explicit, d);
-    if window_ms.is_some() && layout == BloomLayout::RedisBloom {
-        return Err(e::WINDOW_LAYOUT.into());
-    }
+    let layout = new_layout(layout, window_ms.is_some(), d)?;
     if window_ms.is_some() && valkey.any() {
         return Err(e::WINDOW_VALKEY.into());
     }
@@ -286,7 +301,7 @@ fn insert_strict<'a>(
     max_error: f64,
 ) -> Result<InsertArgs<CreateParams>, CmdError> {
     let (mut capacity, mut error, mut expansion) = (None, None, None);
-    let mut layout = d.layout;
+    let mut layout = None;
     let (mut nocreate, mut nonscaling) = (false, false);
     let mut valkey = ValkeyOptions::default();
     let (mut window_ms, mut at_ms) = (None, None);
@@ -328,7 +343,7 @@ fn insert_strict<'a>(
                         .and_then(|x| in_range(x, 0, MAX_EXPANSION as i64))?;
                     expansion = Some(x as u32);
                 }
-                "LAYOUT" => layout = parse_layout(v)?,
+                "LAYOUT" => layout = Some(parse_layout(v)?),
                 "WINDOW" => set_window(&mut window_ms, v)?,
                 "AT" => {
                     let t = parse_i64(v).filter(|t| *t >= 0).ok_or(e::WINDOW_AT)?;
@@ -344,13 +359,11 @@ fn insert_strict<'a>(
         return Err(e::NOCREATE_WITH_OPTIONS.into());
     }
     let expansion = expansion_for(nonscaling, expansion, d);
-    let opts = valkey.finish(expansion, layout)?;
     if nocreate && window_ms.is_some() {
         return Err(e::WINDOW_NOCREATE.into());
     }
-    if window_ms.is_some() && layout == BloomLayout::RedisBloom {
-        return Err(e::WINDOW_LAYOUT.into());
-    }
+    let layout = new_layout(layout, window_ms.is_some(), d)?;
+    let opts = valkey.finish(expansion, layout)?;
     if window_ms.is_some() && valkey.any() {
         return Err(e::WINDOW_VALKEY.into());
     }

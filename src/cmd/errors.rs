@@ -67,7 +67,7 @@ pub fn item_too_large(len: usize, max: u64) -> CmdError {
 }
 
 /// ferrobloom's LAYOUT option (not in RedisBloom).
-pub const BAD_LAYOUT: &str = "ERR bad layout (expected classic, blocked or redisbloom)";
+pub const BAD_LAYOUT: &str = "ERR bad layout (expected classic, blocked, paired or redisbloom)";
 /// ferrobloom enforces the documented rule RedisBloom ignores (quirk Q5).
 pub const NOCREATE_WITH_OPTIONS: &str = "ERR NOCREATE cannot be combined with CAPACITY or ERROR";
 

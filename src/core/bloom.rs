@@ -58,7 +58,7 @@ pub(crate) use encoding::Reader;
 use encoding::HEADER_FIXED;
 pub use encoding::{
     HEADER_MAGIC, HEADER_VERSION, HEADER_VERSION_OPTIONS, LAYOUT_BLOCKED, LAYOUT_CLASSIC,
-    LAYOUT_REDISBLOOM,
+    LAYOUT_PAIRED, LAYOUT_REDISBLOOM,
 };
 pub(crate) use generation::{GEN_CHAIN_OVERHEAD, GEN_LINK_OVERHEAD};
 pub use merge::{hash_alike, MergeError, MergePlan};
@@ -91,6 +91,10 @@ pub enum BloomLayout {
     Classic,
     /// All `k` bits of an item in one 512-bit block (one cache line).
     Blocked,
+    /// An item's bits in two 512-bit blocks: the first `ceil(k/2)` probes in
+    /// one, the rest in another, so a lookup of an absent item is answered by
+    /// one cache line almost always (the default of windowed filters).
+    Paired,
     /// RedisBloom's own hashing, sizing and bit indexing (`(a + i·b) mod M`, see
     /// `redisbloom.rs`): every filter migrated from RedisBloom, and new filters
     /// created with `LAYOUT redisbloom` (so a replica of a RedisBloom primary
@@ -104,6 +108,7 @@ impl BloomLayout {
         match self {
             BloomLayout::Classic => LAYOUT_CLASSIC,
             BloomLayout::Blocked => LAYOUT_BLOCKED,
+            BloomLayout::Paired => LAYOUT_PAIRED,
             BloomLayout::RedisBloom => LAYOUT_REDISBLOOM,
         }
     }
@@ -112,16 +117,18 @@ impl BloomLayout {
         match code {
             LAYOUT_CLASSIC => Some(BloomLayout::Classic),
             LAYOUT_BLOCKED => Some(BloomLayout::Blocked),
+            LAYOUT_PAIRED => Some(BloomLayout::Paired),
             LAYOUT_REDISBLOOM => Some(BloomLayout::RedisBloom),
             _ => None,
         }
     }
 
-    /// The configuration name (`classic` / `blocked`).
+    /// The configuration name (`classic` / `blocked` / `paired`).
     pub fn name(self) -> &'static str {
         match self {
             BloomLayout::Classic => "classic",
             BloomLayout::Blocked => "blocked",
+            BloomLayout::Paired => "paired",
             BloomLayout::RedisBloom => "redisbloom",
         }
     }
@@ -132,6 +139,8 @@ impl BloomLayout {
             Some(BloomLayout::Classic)
         } else if name.eq_ignore_ascii_case(b"blocked") {
             Some(BloomLayout::Blocked)
+        } else if name.eq_ignore_ascii_case(b"paired") {
+            Some(BloomLayout::Paired)
         } else if name.eq_ignore_ascii_case(b"redisbloom") {
             Some(BloomLayout::RedisBloom)
         } else {
@@ -232,15 +241,16 @@ impl LinkShape {
         let classic = Self::sized(entries, error, guaranteed)?;
         match layout {
             BloomLayout::Classic => Ok(classic),
-            BloomLayout::Blocked => Self::blocked(classic, guaranteed),
+            BloomLayout::Blocked => Self::blocked(classic, guaranteed, Blocks::One),
+            BloomLayout::Paired => Self::blocked(classic, guaranteed, Blocks::Two),
             BloomLayout::RedisBloom => Err(BloomError::InvalidParams(
                 "the RedisBloom layout is only for migrated filters",
             )),
         }
     }
 
-    /// The blocked shape for a link whose classic shape is `classic`.
-    fn blocked(classic: LinkShape, guaranteed: bool) -> Result<Self, BloomError> {
+    /// The blocked (or paired) shape for a link whose classic shape is `classic`.
+    fn blocked(classic: LinkShape, guaranteed: bool, blocks: Blocks) -> Result<Self, BloomError> {
         let entries = classic.entries as f64;
         let bpe = classic.error.ln().abs() / LN2_SQUARED;
         // The non-scaling guarantee (accepted items, integer k) scales the
@@ -251,7 +261,7 @@ impl LinkShape {
         } else {
             1.0
         };
-        let (c, k) = blocked_bits_per_item(classic.error, bpe);
+        let (c, k) = blocked_bits_per_item(classic.error, bpe, blocks);
         let bits_f = (entries * c * factor).ceil();
         if bits_f.is_nan() || bits_f >= (1u64 << 62) as f64 {
             return Err(BloomError::MemoryCap);
@@ -260,7 +270,7 @@ impl LinkShape {
         Ok(LinkShape {
             bits,
             hashes: k,
-            layout: BloomLayout::Blocked,
+            layout: blocks.layout(),
             storage: bits / 8,
             ..classic
         })
@@ -345,33 +355,92 @@ fn accepted_per_bit(k: f64, error: f64) -> f64 {
     sum * h / 3.0
 }
 
+/// How many 512-bit blocks an item's bits are spread over: one (the blocked
+/// layout) or two (the paired layout).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Blocks {
+    One,
+    Two,
+}
+
+impl Blocks {
+    fn layout(self) -> BloomLayout {
+        match self {
+            Blocks::One => BloomLayout::Blocked,
+            Blocks::Two => BloomLayout::Paired,
+        }
+    }
+}
+
 /// The expected false-positive rate of a blocked link with `c` bits per item
 /// and `k` probes: items per 512-bit block are Poisson(512 / c) (module doc).
 fn blocked_fpr(c: f64, k: u32) -> f64 {
-    let lambda = LINE_BITS as f64 / c;
-    let ln_keep = (1.0 - 1.0 / LINE_BITS as f64).ln();
     let kf = f64::from(k);
-    // Sum over j up to far into the tail; log-space so large means can't
-    // underflow the first terms.
+    block_moment(LINE_BITS as f64 / c, kf, kf)
+}
+
+/// `E[fill^j]` over 512-bit blocks that receive Poisson(`lambda`) groups of
+/// `per_group` probes each, where `fill = 1 - (1 - 1/512)^(per_group · groups)`.
+fn block_moment(lambda: f64, per_group: f64, j: f64) -> f64 {
+    let ln_keep = (1.0 - 1.0 / LINE_BITS as f64).ln();
+    // Sum over the group count up to far into the tail; log-space so large
+    // means can't underflow the first terms.
     let last = (lambda + 12.0 * lambda.sqrt() + 40.0).ceil() as u64;
     let mut ln_p = -lambda;
     let mut sum = 0.0;
-    for j in 0..=last {
-        let fill = 1.0 - (ln_keep * kf * j as f64).exp();
+    for g in 0..=last {
+        let fill = 1.0 - (ln_keep * per_group * g as f64).exp();
         if fill > 0.0 {
-            sum += (ln_p + kf * fill.ln()).exp();
+            sum += (ln_p + j * fill.ln()).exp();
         }
-        ln_p += (lambda / (j + 1) as f64).ln();
+        ln_p += (lambda / (g + 1) as f64).ln();
     }
     sum
 }
 
-/// The best probe count for a blocked link with `c` bits per item, and its rate.
-fn blocked_best_k(c: f64) -> (u32, f64) {
+/// The expected false-positive rate of a paired link with `c` bits per item and
+/// `k` probes (module doc): each item puts `ceil(k/2)` probes in one block and
+/// `floor(k/2)` in another, so a block receives Poisson(2·512 / c) groups of
+/// `k/2` probes on average, and the two blocks of a lookup are independent.
+fn paired_fpr(c: f64, k: u32) -> f64 {
+    let lambda = 2.0 * LINE_BITS as f64 / c;
+    let half = f64::from(k) / 2.0;
+    let first = f64::from(k.div_ceil(2));
+    let second = f64::from(k / 2);
+    // `block_moment` for both exponents in one pass over the group counts.
+    let ln_keep = (1.0 - 1.0 / LINE_BITS as f64).ln();
+    let last = (lambda + 12.0 * lambda.sqrt() + 40.0).ceil() as u64;
+    let mut ln_p = -lambda;
+    let (mut a, mut b) = (0.0, 0.0);
+    for g in 0..=last {
+        let fill = 1.0 - (ln_keep * half * g as f64).exp();
+        if fill > 0.0 {
+            let ln_fill = fill.ln();
+            a += (ln_p + first * ln_fill).exp();
+            b += (ln_p + second * ln_fill).exp();
+        }
+        ln_p += (lambda / (g + 1) as f64).ln();
+    }
+    a * b
+}
+
+/// The best probe count for a blocked (or paired) link with `c` bits per item,
+/// and its rate.
+fn blocked_best_k(c: f64, blocks: Blocks) -> (u32, f64) {
+    let fpr = |k: u32| match blocks {
+        Blocks::One => blocked_fpr(c, k),
+        Blocks::Two => paired_fpr(c, k),
+    };
     let top = ((LN2 * c).ceil() as u32).clamp(1, MAX_HASHES);
-    let mut best = (top, blocked_fpr(c, top));
-    for k in top.saturating_sub(8).max(1)..top {
-        let f = blocked_fpr(c, k);
+    // A paired link's best `k` is the classic one's or one below (two blocks
+    // spread the load almost as evenly as the whole link).
+    let span = match blocks {
+        Blocks::One => 8,
+        Blocks::Two => 5,
+    };
+    let mut best = (top, fpr(top));
+    for k in top.saturating_sub(span).max(1)..top {
+        let f = fpr(k);
         if f < best.1 {
             best = (k, f);
         }
@@ -381,18 +450,36 @@ fn blocked_best_k(c: f64) -> (u32, f64) {
 
 /// The smallest bits per item (and its probe count) for which a blocked link's
 /// false-positive rate is at most `error`; `bpe` is the classic bits per item.
-fn blocked_bits_per_item(error: f64, bpe: f64) -> (f64, u32) {
-    let (mut lo, mut hi) = (bpe, bpe * 2.0 + 8.0);
-    // Bisection: 48 rounds narrow the interval far below one bit per million items.
-    for _ in 0..48 {
+fn blocked_bits_per_item(error: f64, bpe: f64, blocks: Blocks) -> (f64, u32) {
+    let (mut lo, mut hi, rounds) = paired_range(error, bpe, blocks);
+    // Bisection: 48 rounds narrow the interval far below one bit per million
+    // items (a paired link's narrower interval needs fewer).
+    for _ in 0..rounds {
         let mid = (lo + hi) / 2.0;
-        if blocked_best_k(mid).1 <= error {
+        if blocked_best_k(mid, blocks).1 <= error {
             hi = mid;
         } else {
             lo = mid;
         }
     }
-    (hi, blocked_best_k(hi).0)
+    (hi, blocked_best_k(hi, blocks).0)
+}
+
+/// The bisection interval of bits per item and its rounds. Blocked links:
+/// `[bpe, 2·bpe + 8]`, 48 rounds. A paired link needs at most a few percent
+/// more than a classic one (module doc), so its interval is
+/// `[bpe, 1.25·bpe + 1]` (checked; the blocked interval if it falls short) and
+/// 36 rounds reach the same width: each round costs twice a blocked one's
+/// (two blocks, twice the groups per block), and a windowed filter sizes a
+/// generation's link on the main thread.
+fn paired_range(error: f64, bpe: f64, blocks: Blocks) -> (f64, f64, u32) {
+    if blocks == Blocks::Two {
+        let hi = bpe * 1.25 + 1.0;
+        if blocked_best_k(hi, blocks).1 <= error {
+            return (bpe, hi, 36);
+        }
+    }
+    (bpe, bpe * 2.0 + 8.0, 48)
 }
 
 /// The storage bits of a scaling (not guaranteed) blocked link of `entries` items
@@ -401,7 +488,7 @@ fn blocked_bits_per_item(error: f64, bpe: f64) -> (f64, u32) {
 /// ends of the interval round to the same whole blocks (bits are monotone in the
 /// bits per item). [`BloomChain::scale_to`] sizes hundreds of future links with it:
 /// the full bisection costs about a millisecond per link.
-fn blocked_scaling_bits(classic: &LinkShape) -> Result<u64, BloomError> {
+fn blocked_scaling_bits(classic: &LinkShape, blocks: Blocks) -> Result<u64, BloomError> {
     let entries = classic.entries as f64;
     let bpe = classic.error.ln().abs() / LN2_SQUARED;
     let bits = |c: f64| -> Result<u64, BloomError> {
@@ -411,13 +498,13 @@ fn blocked_scaling_bits(classic: &LinkShape) -> Result<u64, BloomError> {
         }
         Ok((bits_f as u64).max(1).div_ceil(LINE_BITS) * LINE_BITS)
     };
-    let (mut lo, mut hi) = (bpe, bpe * 2.0 + 8.0);
-    for _ in 0..48 {
+    let (mut lo, mut hi, rounds) = paired_range(classic.error, bpe, blocks);
+    for _ in 0..rounds {
         if bits(lo)? == bits(hi)? {
             break;
         }
         let mid = (lo + hi) / 2.0;
-        if blocked_best_k(mid).1 <= classic.error {
+        if blocked_best_k(mid, blocks).1 <= classic.error {
             hi = mid;
         } else {
             lo = mid;
@@ -498,6 +585,7 @@ impl Link {
                 Some(line) => block_contains(line, h.hi, self.shape.hashes),
                 None => false,
             },
+            BloomLayout::Paired => self.first_hit(h) && self.second_hit(h),
             BloomLayout::RedisBloom => {
                 let m = self.shape.modulus();
                 let mut g = h.lo;
@@ -540,6 +628,16 @@ impl Link {
                     block_insert(line, h.hi, k);
                 }
             }
+            BloomLayout::Paired => {
+                let (first, second) = (self.block(h), self.second_block(h));
+                let half = k.div_ceil(2);
+                if let Some(line) = self.words.line_mut(first) {
+                    pair_insert(line, h.hi, 0, half);
+                }
+                if let Some(line) = self.words.line_mut(second) {
+                    pair_insert(line, h.hi, half, k);
+                }
+            }
             BloomLayout::RedisBloom => {
                 let m = self.shape.modulus();
                 let mut g = h.lo;
@@ -557,6 +655,7 @@ impl Link {
         if tracking {
             let per_item = match self.shape.layout {
                 BloomLayout::Blocked => 1,
+                BloomLayout::Paired => 2,
                 _ => u64::from(k),
             };
             if self.items.saturating_mul(per_item) >= self.words.pages().saturating_mul(4) {
@@ -565,10 +664,39 @@ impl Link {
         }
     }
 
-    /// The block of a blocked link that holds the item's bits.
+    /// The block of a blocked link that holds the item's bits (of a paired
+    /// link, its first `ceil(k/2)` probes).
     #[inline(always)]
     fn block(&self, h: &ItemHash) -> u64 {
         fastrange(h.lo, self.shape.bits / LINE_BITS)
+    }
+
+    /// The block of a paired link that holds the item's last `floor(k/2)`
+    /// probes: chosen by the low half of `lo`, where [`block`](Self::block)
+    /// is chosen by its high half (`fastrange` reads the high bits).
+    #[inline(always)]
+    fn second_block(&self, h: &ItemHash) -> u64 {
+        fastrange(h.lo.rotate_left(32), self.shape.bits / LINE_BITS)
+    }
+
+    /// Whether a paired link's first block holds the item's first `ceil(k/2)`
+    /// probes, tested without a branch between them.
+    #[inline(always)]
+    fn first_hit(&self, h: &ItemHash) -> bool {
+        match self.words.line(self.block(h)) {
+            Some(line) => pair_all(line, h.hi, 0, self.shape.hashes.div_ceil(2)),
+            None => false,
+        }
+    }
+
+    /// Whether a paired link's second block holds the item's other probes.
+    #[inline(always)]
+    fn second_hit(&self, h: &ItemHash) -> bool {
+        let k = self.shape.hashes;
+        match self.words.line(self.second_block(h)) {
+            Some(line) => pair_all(line, h.hi, k.div_ceil(2), k),
+            None => false,
+        }
     }
 
     /// Prefetches the cache lines a lookup of `h` reads: the block of a blocked
@@ -585,6 +713,10 @@ impl Link {
                 }
             }
             BloomLayout::Blocked => self.words.prefetch_line(self.block(h)),
+            BloomLayout::Paired => {
+                self.words.prefetch_line(self.block(h));
+                self.words.prefetch_line(self.second_block(h));
+            }
             BloomLayout::RedisBloom => {
                 let m = self.shape.modulus();
                 let mut g = h.lo;
@@ -630,6 +762,55 @@ fn block_insert(line: &mut Line, hi: u64, k: u32) {
         g = g.wrapping_mul(BLOCK_MUL);
         let bit = (g >> 55) as usize;
         line.0[bit >> 6] |= 1u64 << (bit & 63);
+    }
+}
+
+/// In-block probes of a paired link per 64-bit word (9 bits each).
+const PAIR_PER_WORD: u32 = 7;
+
+/// The word of a paired link's probe sequence that holds probe `from`, and the
+/// probe's place in it: word 0 is `hi`, word `j + 1` is word `j` times
+/// [`BLOCK_MUL`] (module doc).
+#[inline(always)]
+fn pair_word(hi: u64, from: u32) -> (u64, u32) {
+    let mut w = hi;
+    for _ in 0..from / PAIR_PER_WORD {
+        w = w.wrapping_mul(BLOCK_MUL);
+    }
+    (w, from % PAIR_PER_WORD)
+}
+
+/// Whether a paired link's probes `from..to` are all set in `line`, tested
+/// without branching between them. The probes are independent 9-bit fields of
+/// the sequence's words, so they are computed in parallel, not in a chain.
+#[inline(always)]
+fn pair_all(line: &Line, hi: u64, from: u32, to: u32) -> bool {
+    let (mut w, mut j) = pair_word(hi, from);
+    let mut all = 1u64;
+    for _ in from..to {
+        if j == PAIR_PER_WORD {
+            w = w.wrapping_mul(BLOCK_MUL);
+            j = 0;
+        }
+        let bit = ((w >> (9 * j)) & 511) as u32;
+        all &= line.0[(bit >> 6) as usize] >> (bit & 63);
+        j += 1;
+    }
+    all & 1 == 1
+}
+
+/// Sets a paired link's probes `from..to` in `line` (see [`pair_all`]).
+#[inline(always)]
+fn pair_insert(line: &mut Line, hi: u64, from: u32, to: u32) {
+    let (mut w, mut j) = pair_word(hi, from);
+    for _ in from..to {
+        if j == PAIR_PER_WORD {
+            w = w.wrapping_mul(BLOCK_MUL);
+            j = 0;
+        }
+        let bit = ((w >> (9 * j)) & 511) as u32;
+        line.0[(bit >> 6) as usize] |= 1u64 << (bit & 63);
+        j += 1;
     }
 }
 
@@ -869,14 +1050,16 @@ impl BloomChain {
         error: f64,
         layout: BloomLayout,
     ) -> Result<LinkShape, BloomError> {
-        if self.rb.is_some() || layout != BloomLayout::Blocked {
-            return self.next_shape(entries, error, layout);
-        }
+        let blocks = match layout {
+            BloomLayout::Blocked if self.rb.is_none() => Blocks::One,
+            BloomLayout::Paired if self.rb.is_none() => Blocks::Two,
+            _ => return self.next_shape(entries, error, layout),
+        };
         let classic = self.next_shape(entries, error, BloomLayout::Classic)?;
-        let bits = blocked_scaling_bits(&classic)?;
+        let bits = blocked_scaling_bits(&classic, blocks)?;
         Ok(LinkShape {
             bits,
-            layout: BloomLayout::Blocked,
+            layout,
             storage: bits / 8,
             ..classic
         })

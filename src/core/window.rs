@@ -65,6 +65,7 @@ use super::bloom::{
     GEN_LINK_OVERHEAD, MAX_EXPANSION, MAX_LINKS_CEILING,
 };
 use super::hash::ItemHash;
+use std::cell::Cell;
 
 /// Magic bytes that open a windowed filter's header.
 pub const WINDOW_MAGIC: [u8; 4] = *b"FBbw";
@@ -127,6 +128,10 @@ pub struct Window {
     gens: Vec<Generation>,
     /// Dropped generations the caller has not taken yet ([`Window::take_retired`]).
     retired: Vec<BloomChain>,
+    /// The shapes of a generation's first and second links, sized once (a
+    /// blocked or paired link's sizing is a bisection of about 2 ms, too much
+    /// for every rotation). Derived, never persisted.
+    shapes: [Cell<Option<LinkShape>>; 2],
 }
 
 /// Limits that never refuse (a window checks its own, over all generations).
@@ -176,6 +181,7 @@ impl Window {
             last_ms: 0,
             gens: Vec::new(),
             retired: Vec::new(),
+            shapes: Default::default(),
         };
         let first = w.link_shape(None)?;
         let steady = u64::from(w.parts) + 1;
@@ -283,6 +289,23 @@ impl Window {
         }
     }
 
+    /// The second stage of a lookup's prefetch, [`LOOKAHEAD`]` / 2` items
+    /// later (`HashAhead::next_with_near`): in each generation live at `mark`,
+    /// the lines that the first stage's lines say the lookup will read (a
+    /// paired link's second block, when its first block passed).
+    ///
+    /// [`LOOKAHEAD`]: crate::core::hash::LOOKAHEAD
+    #[inline]
+    pub fn prefetch_near(&self, h: &ItemHash, mark: u64) {
+        let k = u64::from(self.parts);
+        for g in self.gens.iter().rev() {
+            if g.index.saturating_add(k) < mark {
+                break;
+            }
+            g.chain.prefetch_tail(h);
+        }
+    }
+
     /// Prefetches for an add: every probe of the newest generation (an insert
     /// writes all of them), the first of the others.
     #[inline]
@@ -291,6 +314,18 @@ impl Window {
             newest.chain.prefetch(h);
             for g in older {
                 g.chain.prefetch_head(h);
+            }
+        }
+    }
+
+    /// The second stage of an add's prefetch (see
+    /// [`prefetch_near`](Self::prefetch_near)): the older generations' lines
+    /// the first stage's say the add will read.
+    #[inline]
+    pub fn prefetch_add_near(&self, h: &ItemHash) {
+        if let Some((_, older)) = self.gens.split_last() {
+            for g in older {
+                g.chain.prefetch_tail(h);
             }
         }
     }
@@ -389,6 +424,24 @@ impl Window {
     /// The shape of a generation's next link: the first (`None`), or the one
     /// after `last`, the generation's `n`-th link.
     fn link_shape(&self, after: Option<(&LinkShape, usize)>) -> Result<LinkShape, BloomError> {
+        let cached = match after {
+            None => self.shapes.first(),
+            Some((_, 1)) => self.shapes.get(1),
+            Some(_) => None,
+        };
+        if let Some(c) = cached {
+            if let Some(shape) = c.get() {
+                return Ok(shape);
+            }
+            let shape = self.size_link(after)?;
+            c.set(Some(shape));
+            return Ok(shape);
+        }
+        self.size_link(after)
+    }
+
+    /// [`link_shape`](Self::link_shape) without the cache.
+    fn size_link(&self, after: Option<(&LinkShape, usize)>) -> Result<LinkShape, BloomError> {
         let parts = u64::from(self.parts.max(1));
         let budget = self.error / (f64::from(self.parts) + 1.0);
         let share = self.capacity.div_ceil(parts).max(1);
@@ -505,6 +558,7 @@ impl Window {
             last_ms: self.last_ms,
             gens,
             retired: Vec::new(),
+            shapes: Default::default(),
         })
     }
 
@@ -517,7 +571,7 @@ impl Window {
     /// | 0 | 4 | magic `FBbw` |
     /// | 4 | 1 | format version = 1 |
     /// | 5 | 1 | generations per window `K` (1..=64; 4 today) |
-    /// | 6 | 1 | layout of new links (0 = classic, 1 = blocked) |
+    /// | 6 | 1 | layout of new links (0 = classic, 1 = blocked, 3 = paired) |
     /// | 7 | 1 | reserved, zero |
     /// | 8 | 8 | window in milliseconds (u64, 1..=315,576,000,000) |
     /// | 16 | 8 | capacity per window (u64, >= 1) |
@@ -614,6 +668,7 @@ impl Window {
             last_ms,
             gens: Vec::new(),
             retired: Vec::new(),
+            shapes: Default::default(),
         };
         let newest = w.gen_index(last_ms);
         let mut gens = Vec::new();

@@ -505,14 +505,20 @@ pub fn debug(ctx: Ctx, args: Args) -> CmdResult {
             s.entries,
             l.items(),
             format_g(s.error),
-            match s.layout {
-                BloomLayout::Classic | BloomLayout::RedisBloom => "",
-                BloomLayout::Blocked => " layout:blocked",
-            }
+            layout_suffix(s.layout)
         );
         ctx.reply_bulk(line.as_bytes());
     }
     Ok(())
+}
+
+/// BF.DEBUG's mention of a link's layout (none for RedisBloom's own two).
+fn layout_suffix(layout: BloomLayout) -> &'static str {
+    match layout {
+        BloomLayout::Classic | BloomLayout::RedisBloom => "",
+        BloomLayout::Blocked => " layout:blocked",
+        BloomLayout::Paired => " layout:paired",
+    }
 }
 
 /// BF.DEBUG on a windowed filter: `size:<items in the live window>`, a line
@@ -545,10 +551,7 @@ fn debug_window(ctx: Ctx, c: &BloomChain, w: &Window) -> CmdResult {
                 s.entries,
                 l.items(),
                 format_g(s.error),
-                match s.layout {
-                    BloomLayout::Classic | BloomLayout::RedisBloom => "",
-                    BloomLayout::Blocked => " layout:blocked",
-                },
+                layout_suffix(s.layout),
                 if live { "" } else { " forgotten" }
             );
             ctx.reply_bulk(line.as_bytes());

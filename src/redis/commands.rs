@@ -222,7 +222,7 @@ const ITEMS: Arg = Arg {
     ..ITEM
 };
 const ITERATOR: Arg = arg(c"iterator", INTEGER);
-/// ferrobloom's `LAYOUT classic|blocked|redisbloom` (BF and CF creation).
+/// ferrobloom's `LAYOUT classic|blocked|paired|redisbloom` (BF and CF creation).
 const LAYOUT: Arg = option(c"layout", c"LAYOUT", &[arg(c"layout", STRING)]);
 /// valkey-bloom's creation options (BF.RESERVE, BF.INSERT).
 const TIGHTENING: Arg = option(c"tightening", c"TIGHTENING", &[arg(c"ratio", DOUBLE)]);

@@ -568,6 +568,7 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
         &[
             (c"classic", BloomLayout::Classic.code()),
             (c"blocked", BloomLayout::Blocked.code()),
+            (c"paired", BloomLayout::Paired.code()),
             (c"redisbloom", BloomLayout::RedisBloom.code()),
         ],
         (get_layout, set_layout),

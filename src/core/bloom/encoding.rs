@@ -28,6 +28,10 @@ pub const LAYOUT_BLOCKED: u8 = 1;
 /// ferrobloom header (such chains are written in RedisBloom's header format),
 /// refused when read from one.
 pub const LAYOUT_REDISBLOOM: u8 = 2;
+/// Bit-position layout 3: an item's probes in two 512-bit blocks (module doc of
+/// `bloom.rs`). Written by this release and later; older releases refuse it as
+/// an unknown layout, with an error and nothing changed.
+pub const LAYOUT_PAIRED: u8 = 3;
 
 impl BloomChain {
     /// Encodes the filter's shape and counters (not its bits).
@@ -297,7 +301,8 @@ impl BloomChain {
             let layout = BloomLayout::from_code(layout)
                 .filter(|l| *l != BloomLayout::RedisBloom)
                 .ok_or(BloomError::BadHeader("unknown link layout"))?;
-            if layout == BloomLayout::Blocked && bits % LINE_BITS != 0 {
+            if matches!(layout, BloomLayout::Blocked | BloomLayout::Paired) && bits % LINE_BITS != 0
+            {
                 return Err(BloomError::BadHeader("blocked link with a partial block"));
             }
             sum_items = sum_items

@@ -126,7 +126,22 @@ impl BloomChain {
                     }
                 }
                 BloomLayout::Blocked => l.words.prefetch_line(l.block(h)),
+                BloomLayout::Paired => l.prefetch(h),
                 BloomLayout::RedisBloom => {}
+            }
+        }
+    }
+
+    /// The second stage of a two-stage prefetch (`HashAhead::next_with_near`),
+    /// once [`prefetch_head`](Self::prefetch_head)'s lines have arrived: the
+    /// second block of each paired link whose first block holds the item's
+    /// probes (about 1 in 30 for an item the link does not hold; every link
+    /// that holds it). Nothing for other layouts.
+    #[inline(always)]
+    pub(crate) fn prefetch_tail(&self, h: &ItemHash) {
+        for l in &self.links {
+            if l.shape.layout == BloomLayout::Paired && l.first_hit(h) {
+                l.words.prefetch_line(l.second_block(h));
             }
         }
     }
@@ -169,6 +184,7 @@ impl Link {
                 }
                 all & 1 == 1
             }
+            BloomLayout::Paired => self.first_hit(h),
             BloomLayout::Blocked | BloomLayout::RedisBloom => true,
         }
     }
@@ -192,6 +208,7 @@ impl Link {
                 }
                 true
             }
+            BloomLayout::Paired => self.second_hit(h),
             _ => self.contains(h),
         }
     }

@@ -414,7 +414,9 @@ fn estimate_items(shape: &LinkShape, hist: &[u64]) -> f64 {
             }
             n / k
         }
-        BloomLayout::Classic | BloomLayout::RedisBloom => {
+        // A paired link's bits are spread over the link like a classic one's
+        // (two blocks per item): the classic estimate.
+        BloomLayout::Classic | BloomLayout::Paired | BloomLayout::RedisBloom => {
             let m = shape.modulus().max(1) as f64;
             let x = hist
                 .iter()

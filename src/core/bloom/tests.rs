@@ -850,12 +850,14 @@ fn fast_blocked_sizing_gives_the_full_sizing_bits() {
         let Ok(classic) = LinkShape::new(entries, error) else {
             continue;
         };
-        let full = LinkShape::blocked(classic, false).unwrap();
-        assert_eq!(
-            blocked_scaling_bits(&classic).unwrap(),
-            full.bits,
-            "{entries} at {error}"
-        );
+        for blocks in [Blocks::One, Blocks::Two] {
+            let full = LinkShape::blocked(classic, false, blocks).unwrap();
+            assert_eq!(
+                blocked_scaling_bits(&classic, blocks).unwrap(),
+                full.bits,
+                "{entries} at {error}, {blocks:?}"
+            );
+        }
     }
     // Each link the simulation sizes is the link the chain then adds.
     let limits = Limits::default();
@@ -912,5 +914,52 @@ fn copies_of_sparse_links_copy_their_written_pages_only() {
     assert!(
         copied(&c) >= total,
         "tracking stopped: a copy copies it all"
+    );
+}
+
+#[test]
+fn paired_links_meet_their_error_with_a_few_percent_over_classic() {
+    // (error, lowest and highest extra bits over a classic link)
+    for &(err, lo, hi) in &[
+        (0.01, 0.0, 0.012),
+        (0.0016, 0.008, 0.018),
+        (0.00016, 0.02, 0.035),
+        (0.000001, 0.06, 0.09),
+    ] {
+        let classic = LinkShape::new(262_144, err).unwrap();
+        let paired = LinkShape::with_layout(262_144, err, BloomLayout::Paired, false).unwrap();
+        assert_eq!(paired.layout, BloomLayout::Paired);
+        assert_eq!(paired.bits % 512, 0);
+        let extra = paired.bits as f64 / classic.bits as f64 - 1.0;
+        assert!(extra >= lo && extra < hi, "{err}: +{extra}");
+        assert!(paired_fpr(paired.bits as f64 / 262_144.0, paired.hashes) <= err);
+    }
+}
+
+#[test]
+fn paired_links_measure_their_error_rate() {
+    // A full link at 0.16% (a windowed generation's first link at 1%): the
+    // rate measured over 400,000 never-added items stays within 4 standard
+    // deviations of the bound, and every added item answers present.
+    let limits = Limits::default();
+    let mut c = BloomChain::with_layout(100_000, 0.0032, 0, BloomLayout::Paired, &limits).unwrap();
+    let mut rng = SplitMix(7);
+    let added: Vec<u64> = (0..100_000).map(|_| rng.next()).collect();
+    for x in &added {
+        c.add(&ItemHash::of(&x.to_le_bytes()), &limits).unwrap();
+    }
+    assert!(added
+        .iter()
+        .all(|x| c.contains(&ItemHash::of(&x.to_le_bytes()))));
+    let n = 400_000u32;
+    let fp = (0..n)
+        .filter(|_| c.contains(&ItemHash::of(&rng.next().to_le_bytes())))
+        .count() as f64;
+    let p = c.links()[0].shape().error;
+    let bound = f64::from(n) * p + 4.0 * (f64::from(n) * p * (1.0 - p)).sqrt();
+    assert!(fp <= bound, "{fp} false positives, bound {bound} (p = {p})");
+    assert!(
+        fp > 0.2 * f64::from(n) * p,
+        "{fp}: the link is not sized for {p}"
     );
 }

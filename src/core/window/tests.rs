@@ -42,7 +42,7 @@ fn lim() -> Limits {
 
 /// A window of `w` ms for `cap` items per window.
 fn window(cap: u64, p: f64, expansion: u32, w: u64) -> Window {
-    Window::new(cap, p, expansion, BloomLayout::Classic, w, &lim()).unwrap()
+    Window::new(cap, p, expansion, BloomLayout::Paired, w, &lim()).unwrap()
 }
 
 /// Never-added probes answering 1 at `now`, out of `n` (offset `from`).
@@ -125,7 +125,17 @@ fn stream(p: f64, cap: u64, layout: BloomLayout) {
 
 #[test]
 fn window_guarantees_over_26_windows_at_1_percent() {
+    stream(0.01, 20_000, BloomLayout::Paired);
+}
+
+#[test]
+fn window_guarantees_over_26_windows_at_1_percent_classic() {
     stream(0.01, 20_000, BloomLayout::Classic);
+}
+
+#[test]
+fn window_guarantees_over_26_windows_at_0_1_percent() {
+    stream(0.001, 20_000, BloomLayout::Paired);
 }
 
 #[test]
@@ -520,13 +530,17 @@ fn window_limits() {
 
 /// The two-step generation check (`BloomChain::gen_contains`: the first
 /// `HEAD_PROBES` probes without branches, then the rest) answers exactly as a
-/// plain chain lookup, item by item, for classic and blocked generations with
+/// plain chain lookup, item by item, for classic, blocked and paired generations with
 /// one, two and three links (a burst) at every fill, across generation
 /// boundaries and at small error rates (k above `HEAD_PROBES`) and large ones
 /// (k below it).
 #[test]
 fn window_gen_contains_matches_chain_contains() {
-    for layout in [BloomLayout::Classic, BloomLayout::Blocked] {
+    for layout in [
+        BloomLayout::Classic,
+        BloomLayout::Blocked,
+        BloomLayout::Paired,
+    ] {
         for p in [0.3, 0.01, 0.0001] {
             let w = 1000;
             let mut f = Window::new(400, p, 2, layout, w, &lim()).unwrap();
