@@ -225,34 +225,7 @@ where
         self.head = (self.head + 1) % LOOKAHEAD;
         Some(out)
     }
-
-    /// [`next_with`](Self::next_with) with a second hook, `near`, called on
-    /// each hash once more when it is [`NEAR`] items from its use: a two-stage
-    /// prefetch, where `near` reads what `far` fetched (by then in cache) to
-    /// decide which further lines to fetch (a windowed filter's second blocks,
-    /// only for the generations whose first block passed).
-    #[inline]
-    pub fn next_with_near(&mut self, far: impl FnMut(&H), mut near: impl FnMut(&H)) -> Option<H> {
-        let primed = self.primed;
-        let out = self.next_with(far);
-        if !primed {
-            // The first items are already closer than NEAR: they get theirs now.
-            for slot in self.ring.iter().cycle().skip(self.head).take(NEAR) {
-                if let Some(h) = slot {
-                    near(h);
-                }
-            }
-        } else if let Some(Some(h)) = self.ring.get((self.head + NEAR - 1) % LOOKAHEAD) {
-            near(h);
-        }
-        out
-    }
 }
-
-/// How many items before its use [`HashAhead::next_with_near`] calls its
-/// `near` hook on an item (half of [`LOOKAHEAD`]: the far prefetch has had
-/// about eight items' time to arrive).
-pub const NEAR: usize = LOOKAHEAD / 2;
 
 #[cfg(test)]
 mod tests {

@@ -289,23 +289,6 @@ impl Window {
         }
     }
 
-    /// The second stage of a lookup's prefetch, [`LOOKAHEAD`]` / 2` items
-    /// later (`HashAhead::next_with_near`): in each generation live at `mark`,
-    /// the lines that the first stage's lines say the lookup will read (a
-    /// paired link's second block, when its first block passed).
-    ///
-    /// [`LOOKAHEAD`]: crate::core::hash::LOOKAHEAD
-    #[inline]
-    pub fn prefetch_near(&self, h: &ItemHash, mark: u64) {
-        let k = u64::from(self.parts);
-        for g in self.gens.iter().rev() {
-            if g.index.saturating_add(k) < mark {
-                break;
-            }
-            g.chain.prefetch_tail(h);
-        }
-    }
-
     /// Prefetches for an add: every probe of the newest generation (an insert
     /// writes all of them), the first of the others.
     #[inline]
@@ -314,18 +297,6 @@ impl Window {
             newest.chain.prefetch(h);
             for g in older {
                 g.chain.prefetch_head(h);
-            }
-        }
-    }
-
-    /// The second stage of an add's prefetch (see
-    /// [`prefetch_near`](Self::prefetch_near)): the older generations' lines
-    /// the first stage's say the add will read.
-    #[inline]
-    pub fn prefetch_add_near(&self, h: &ItemHash) {
-        if let Some((_, older)) = self.gens.split_last() {
-            for g in older {
-                g.chain.prefetch_tail(h);
             }
         }
     }

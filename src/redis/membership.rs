@@ -28,13 +28,6 @@ pub trait Probe: FilterValue {
     fn contains_at(&self, h: &Self::Hash, _now: u64) -> bool {
         self.contains(h)
     }
-    /// Whether batches prefetch in two stages (`HashAhead::next_with_near`)
-    /// with [`prefetch_near`](Self::prefetch_near) as the second.
-    fn two_stage(&self) -> bool {
-        false
-    }
-    #[inline]
-    fn prefetch_near(&self, _h: &Self::Hash, _now: u64) {}
 }
 
 impl Probe for BloomChain {
@@ -58,15 +51,6 @@ impl Probe for BloomChain {
         match self.window() {
             Some(w) => w.read_mark(super::window::now_ms()),
             None => 0,
-        }
-    }
-    fn two_stage(&self) -> bool {
-        self.window().is_some()
-    }
-    #[inline]
-    fn prefetch_near(&self, h: &Self::Hash, mark: u64) {
-        if let Some(w) = self.window() {
-            w.prefetch_near(h, mark);
         }
     }
     #[inline]
@@ -120,15 +104,8 @@ pub fn mexists<T: Probe>(ctx: Ctx, args: Args, ty: &ModuleType<T>) -> CmdResult 
         Some(f) => {
             let now = f.read_time();
             let mut ahead = HashAhead::new(args.iter_from(2), f.hasher());
-            if f.two_stage() {
-                let (far, near) = (|h: &_| f.prefetch(h), |h: &_| f.prefetch_near(h, now));
-                while let Some(h) = ahead.next_with_near(far, near) {
-                    ctx.reply_bool(f.contains_at(&h, now));
-                }
-            } else {
-                while let Some(h) = ahead.next_with(|h| f.prefetch(h)) {
-                    ctx.reply_bool(f.contains_at(&h, now));
-                }
+            while let Some(h) = ahead.next_with(|h| f.prefetch(h)) {
+                ctx.reply_bool(f.contains_at(&h, now));
             }
         }
         None => (2..args.len()).for_each(|_| ctx.reply_bool(false)),

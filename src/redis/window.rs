@@ -118,8 +118,7 @@ pub fn add(
     } else {
         ctx.reply_array_postponed();
         let mut ahead = HashAhead::new(args.iter_from(items_from), |i| scheme.bloom(i));
-        while let Some(h) = ahead.next_with_near(|h| w.prefetch_add(h), |h| w.prefetch_add_near(h))
-        {
+        while let Some(h) = ahead.next_with(|h| w.prefetch_add(h)) {
             replied += 1;
             match w.add(&h, now, &limits) {
                 Ok(a) => {
