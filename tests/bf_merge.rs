@@ -187,7 +187,7 @@ fn count_estimate_and_false_positive_rate_of_the_result() {
     let s = Server::start();
     let mut con = s.conn();
     let all = numbered("item:", 9000);
-    for layout in ["classic", "blocked"] {
+    for layout in ["classic", "blocked", "paired"] {
         ok(&mut con, "FLUSHALL");
         for k in ["a", "b"] {
             ok(

@@ -251,6 +251,67 @@ fn window_stream_keeps_the_three_guarantees() {
     assert!(dbg[2].contains("capacity:500") && dbg[2].contains("generation:"));
 }
 
+/// Link layouts (BF.DEBUG): a windowed filter's generations are paired unless
+/// `LAYOUT` says otherwise, whatever `bf.bf-layout` says (it is for plain
+/// filters); BF.RESERVE and BF.INSERT alike, and the generations a burst adds.
+#[test]
+fn window_layout_is_paired_unless_given() {
+    let s = Server::start();
+    let mut con = s.conn();
+    let links = |con: &mut Connection, key: &str| -> Vec<String> {
+        let d: Vec<String> = exec(con, &["BF.DEBUG", key]).unwrap();
+        d.into_iter().skip(2).collect()
+    };
+    exec::<()>(&mut con, &["CONFIG", "SET", "bf.bf-layout", "blocked"]).unwrap();
+    exec::<()>(
+        &mut con,
+        &["BF.RESERVE", "p", "0.01", "100", "WINDOW", "60"],
+    )
+    .unwrap();
+    let burst: Vec<String> = (0..400).map(|i| item("burst", i)).collect();
+    assert_eq!(ones(&madd(&mut con, "p", &burst)), 400);
+    let l = links(&mut con, "p");
+    assert!(l.len() >= 2, "{l:?}");
+    assert!(l.iter().all(|x| x.contains(" layout:paired ")), "{l:?}");
+    let ins: Vec<i64> = exec(
+        &mut con,
+        &["BF.INSERT", "i", "WINDOW", "60", "ITEMS", "a", "b"],
+    )
+    .unwrap();
+    assert_eq!(ins, [1, 1]);
+    assert!(links(&mut con, "i")[0].contains(" layout:paired "));
+    for (key, layout, want) in [
+        ("c", "classic", None),
+        ("b", "blocked", Some(" layout:blocked ")),
+        ("q", "PAIRED", Some(" layout:paired ")),
+    ] {
+        exec::<()>(
+            &mut con,
+            &[
+                "BF.RESERVE",
+                key,
+                "0.01",
+                "100",
+                "LAYOUT",
+                layout,
+                "WINDOW",
+                "60",
+            ],
+        )
+        .unwrap();
+        exec::<i64>(&mut con, &["BF.ADD", key, "x"]).unwrap();
+        let l = links(&mut con, key);
+        match want {
+            Some(w) => assert!(l[0].contains(w), "{key}: {l:?}"),
+            None => assert!(!l[0].contains("layout:"), "{key}: {l:?}"),
+        }
+    }
+    // The configuration still applies to plain filters.
+    exec::<i64>(&mut con, &["BF.ADD", "plain", "x"]).unwrap();
+    let d: Vec<String> = exec(&mut con, &["BF.DEBUG", "plain"]).unwrap();
+    assert!(d[1].ends_with(" layout:blocked"), "{d:?}");
+}
+
 /// Every bad input gets its own error and changes nothing.
 #[test]
 fn window_bad_inputs_are_refused_and_change_nothing() {

@@ -59,6 +59,19 @@ fn layout_config_and_option() {
     );
     let size: Vec<i64> = exec(&mut con, &["BF.INFO", "b", "SIZE"]).unwrap();
     assert_eq!(size, [32 + 64 + 1472]);
+    // Paired: whole blocks, a few percent over classic.
+    exec::<()>(
+        &mut con,
+        &["BF.RESERVE", "p", "0.01", "1000", "LAYOUT", "PAIRED"],
+    )
+    .unwrap();
+    assert_eq!(
+        debug(&mut con, "p"),
+        [
+            "size:0",
+            "bytes:1408 bits:11264 hashes:8 hashwidth:64 capacity:1000 size:0 ratio:0.005 layout:paired"
+        ]
+    );
     // By configuration, for auto-created and reserved filters alike.
     exec::<()>(&mut con, &["CONFIG", "SET", "bf.bf-layout", "BLOCKED"]).unwrap();
     let v: Vec<String> = exec(&mut con, &["CONFIG", "GET", "bf.bf-layout"]).unwrap();
@@ -102,7 +115,7 @@ fn layout_config_and_option() {
 fn bloom_batches_answer_like_single_commands() {
     let s = Server::start();
     let mut con = s.conn();
-    for layout in ["classic", "blocked"] {
+    for layout in ["classic", "blocked", "paired"] {
         let key = format!("big:{layout}");
         exec::<()>(
             &mut con,

@@ -155,6 +155,7 @@ fn grow_all(con: &mut Connection) -> Vec<Grown> {
     for (key, layout, cmd) in [
         ("bf:classic", "classic", "BF.INSERT"),
         ("bf:blocked", "blocked", "BF.INSERT"),
+        ("bf:paired", "paired", "BF.INSERT"),
         ("bf:rb", "redisbloom", "BF.INSERT"),
         ("bf:rb:madd", "redisbloom", "BF.MADD"),
     ] {

@@ -99,6 +99,7 @@ fn build_every_kind(con: &mut Connection) -> (Vec<String>, Vec<String>) {
         ("bf:nonscaling", vec!["0.01", "1000", "NONSCALING"]),
         ("bf:exp0", vec!["0.01", "1000", "EXPANSION", "0"]),
         ("bf:blocked", vec!["0.01", "100", "LAYOUT", "blocked"]),
+        ("bf:paired", vec!["0.01", "100", "LAYOUT", "paired"]),
         (
             "bf:blocked-ns",
             vec!["0.01", "1000", "LAYOUT", "blocked", "NONSCALING"],

@@ -597,7 +597,7 @@ fn validatescaleto_and_maxscaledcapacity_are_bounded() {
         .arg("1024")
         .query(&mut con)
         .unwrap();
-    for layout in ["classic", "blocked"] {
+    for layout in ["classic", "blocked", "paired"] {
         for (cap, exp) in [("1", "1"), ("1000", "2")] {
             let key = format!("{layout}-{cap}");
             let args: Vec<&str> = vec![

@@ -451,35 +451,78 @@ fn blocked_best_k(c: f64, blocks: Blocks) -> (u32, f64) {
 /// The smallest bits per item (and its probe count) for which a blocked link's
 /// false-positive rate is at most `error`; `bpe` is the classic bits per item.
 fn blocked_bits_per_item(error: f64, bpe: f64, blocks: Blocks) -> (f64, u32) {
-    let (mut lo, mut hi, rounds) = paired_range(error, bpe, blocks);
+    let b = Bisection::new(error, bpe, blocks);
+    let (mut lo, mut hi) = (b.lo, b.hi);
     // Bisection: 48 rounds narrow the interval far below one bit per million
     // items (a paired link's narrower interval needs fewer).
-    for _ in 0..rounds {
+    for _ in 0..b.rounds {
         let mid = (lo + hi) / 2.0;
-        if blocked_best_k(mid, blocks).1 <= error {
+        if b.fits(mid) {
             hi = mid;
         } else {
             lo = mid;
         }
     }
-    (hi, blocked_best_k(hi, blocks).0)
+    (hi, b.k_at(hi))
 }
 
-/// The bisection interval of bits per item and its rounds. Blocked links:
-/// `[bpe, 2·bpe + 8]`, 48 rounds. A paired link needs at most a few percent
-/// more than a classic one (module doc), so its interval is
-/// `[bpe, 1.25·bpe + 1]` (checked; the blocked interval if it falls short) and
-/// 36 rounds reach the same width: each round costs twice a blocked one's
-/// (two blocks, twice the groups per block), and a windowed filter sizes a
-/// generation's link on the main thread.
-fn paired_range(error: f64, bpe: f64, blocks: Blocks) -> (f64, f64, u32) {
-    if blocks == Blocks::Two {
-        let hi = bpe * 1.25 + 1.0;
-        if blocked_best_k(hi, blocks).1 <= error {
-            return (bpe, hi, 36);
+/// The bisection that sizes a blocked or paired link: over bits per item `c`
+/// in `[lo, hi]`, for `rounds` rounds.
+///
+/// Blocked links: `[bpe, 2·bpe + 8]`, 48 rounds, the best `k` for each `c`.
+/// A paired link needs a few percent more than a classic one (module doc), so
+/// its interval is `[bpe, 1.25·bpe + 1]`, 36 rounds reach the same width, and
+/// `k` is fixed first: the best `k` at `1.03·bpe` (where the answer lies). One
+/// rate per round instead of six: a windowed filter sizes a generation's link
+/// on the main thread (0.3 ms instead of 2). If that `k` does not fit at `hi`,
+/// the blocked bisection's interval and rule.
+struct Bisection {
+    lo: f64,
+    hi: f64,
+    rounds: u32,
+    error: f64,
+    blocks: Blocks,
+    k: Option<u32>,
+}
+
+impl Bisection {
+    fn new(error: f64, bpe: f64, blocks: Blocks) -> Self {
+        if blocks == Blocks::Two {
+            let hi = bpe * 1.25 + 1.0;
+            let k = blocked_best_k(bpe * 1.03, blocks).0;
+            if paired_fpr(hi, k) <= error {
+                return Bisection {
+                    lo: bpe,
+                    hi,
+                    rounds: 36,
+                    error,
+                    blocks,
+                    k: Some(k),
+                };
+            }
+        }
+        Bisection {
+            lo: bpe,
+            hi: bpe * 2.0 + 8.0,
+            rounds: 48,
+            error,
+            blocks,
+            k: None,
         }
     }
-    (bpe, bpe * 2.0 + 8.0, 48)
+
+    /// Whether `c` bits per item meet the error rate.
+    fn fits(&self, c: f64) -> bool {
+        match self.k {
+            Some(k) => paired_fpr(c, k) <= self.error,
+            None => blocked_best_k(c, self.blocks).1 <= self.error,
+        }
+    }
+
+    /// The probe count at `c`.
+    fn k_at(&self, c: f64) -> u32 {
+        self.k.unwrap_or_else(|| blocked_best_k(c, self.blocks).0)
+    }
 }
 
 /// The storage bits of a scaling (not guaranteed) blocked link of `entries` items
@@ -498,13 +541,14 @@ fn blocked_scaling_bits(classic: &LinkShape, blocks: Blocks) -> Result<u64, Bloo
         }
         Ok((bits_f as u64).max(1).div_ceil(LINE_BITS) * LINE_BITS)
     };
-    let (mut lo, mut hi, rounds) = paired_range(classic.error, bpe, blocks);
-    for _ in 0..rounds {
+    let b = Bisection::new(classic.error, bpe, blocks);
+    let (mut lo, mut hi) = (b.lo, b.hi);
+    for _ in 0..b.rounds {
         if bits(lo)? == bits(hi)? {
             break;
         }
         let mid = (lo + hi) / 2.0;
-        if blocked_best_k(mid, blocks).1 <= classic.error {
+        if b.fits(mid) {
             hi = mid;
         } else {
             lo = mid;

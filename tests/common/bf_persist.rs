@@ -281,6 +281,7 @@ pub const BINKEY: &[u8] = b"fs:bin\x00\xff\r\n key";
 pub const BIG: &[u8] = b"fs:big";
 pub const BLOCKED: &[u8] = b"fs:blocked";
 pub const BLOCKED_NS: &[u8] = b"fs:blocked-ns";
+pub const PAIRED: &[u8] = b"fs:paired";
 pub const TIGHT: &[u8] = b"fs:tight";
 pub const SEEDED: &[u8] = b"fs:seeded";
 /// valkey-bloom's 32-byte SEED, with bytes that are not text.
@@ -372,6 +373,12 @@ pub fn build_filters(con: &mut Connection, big: bool) -> Filters {
         &items,
     );
     fs.push(BLOCKED_NS, items);
+    // The paired layout (windowed filters' default), scaling to 5 links.
+    reserve(con, PAIRED, &["0.01", "100", "LAYOUT", "paired"]);
+    let mut items = text_items("paired:", 2000);
+    items.extend(binary_items());
+    madd(con, PAIRED, &items);
+    fs.push(PAIRED, items);
 
     // valkey-bloom's options (Bloom header version 2): a tightening ratio and a
     // binary seed, scaling to 4 links; a seeded blocked filter with the default ratio.
@@ -414,12 +421,14 @@ pub fn build_filters(con: &mut Connection, big: bool) -> Filters {
     assert!(link_bytes(con, AUTO).len() >= 2);
     assert!(link_bytes(con, INSERTED).len() >= 2);
     assert!(link_bytes(con, BLOCKED).len() >= 5);
-    for key in [BLOCKED, BLOCKED_NS] {
+    assert!(link_bytes(con, PAIRED).len() >= 5);
+    for (key, layout) in [
+        (BLOCKED, " layout:blocked"),
+        (BLOCKED_NS, " layout:blocked"),
+        (PAIRED, " layout:paired"),
+    ] {
         let debug = bf_debug(con, key);
-        assert!(
-            debug[1..].iter().all(|l| l.ends_with(" layout:blocked")),
-            "{debug:?}"
-        );
+        assert!(debug[1..].iter().all(|l| l.ends_with(layout)), "{debug:?}");
     }
     assert!(!bf_debug(con, SCALING)[1].contains("layout"));
     assert!(link_bytes(con, TIGHT).len() >= 4);

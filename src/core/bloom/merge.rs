@@ -33,6 +33,8 @@
 //!   `n_b ≈ ln(1 - X_b/512) / (k · ln(1 - 1/512))`, and the blocks summed (a full
 //!   block counts as 511.5 set bits): within 0.11% on the same data, as close as
 //!   the classic estimate (`merge_count_estimate_within_two_percent` prints both).
+//!   A paired link (`ceil(k/2)` probes in one block, the rest in another) is
+//!   estimated the same way: its blocks too hold Poisson-many probe groups.
 //!
 //! The estimate is rounded and kept between the largest input count (the union
 //! holds at least that many items) and the smaller of the sum of the input
@@ -402,7 +404,8 @@ fn count_blocks(tile: &[u64], hist: &mut [u64]) {
 fn estimate_items(shape: &LinkShape, hist: &[u64]) -> f64 {
     let k = f64::from(shape.hashes.max(1));
     match shape.layout {
-        BloomLayout::Blocked => {
+        // Per block, as the probes of a paired link are in-block probes too.
+        BloomLayout::Blocked | BloomLayout::Paired => {
             let b = LINE_BITS as f64;
             let per_item = (-1.0 / b).ln_1p();
             let mut n = 0.0;
@@ -414,9 +417,7 @@ fn estimate_items(shape: &LinkShape, hist: &[u64]) -> f64 {
             }
             n / k
         }
-        // A paired link's bits are spread over the link like a classic one's
-        // (two blocks per item): the classic estimate.
-        BloomLayout::Classic | BloomLayout::Paired | BloomLayout::RedisBloom => {
+        BloomLayout::Classic | BloomLayout::RedisBloom => {
             let m = shape.modulus().max(1) as f64;
             let x = hist
                 .iter()
@@ -491,9 +492,10 @@ mod tests {
         )
     }
 
-    const LAYOUTS: [BloomLayout; 3] = [
+    const LAYOUTS: [BloomLayout; 4] = [
         BloomLayout::Classic,
         BloomLayout::Blocked,
+        BloomLayout::Paired,
         BloomLayout::RedisBloom,
     ];
 

@@ -447,7 +447,11 @@ fn measured_fpr(
 fn false_positive_rate_stays_below_requested() {
     const PROBES: u64 = 1_000_000;
     let mut report = String::new();
-    for layout in [BloomLayout::Classic, BloomLayout::Blocked] {
+    for layout in [
+        BloomLayout::Classic,
+        BloomLayout::Blocked,
+        BloomLayout::Paired,
+    ] {
         for &p in &[0.1, 0.01, 0.001, 0.0001] {
             for &cap in &[1000u64, 1_000_000] {
                 // Small filters: 1,000 filters x 1,000 probes; large: 1 x 1,000,000.
@@ -746,7 +750,11 @@ fn a_seed_changes_the_bit_positions_and_is_persisted_in_header_version_2() {
     let make = |seed: Option<[u8; 32]>, tightening: f64, layout: BloomLayout| {
         BloomChain::with_options(1000, 0.01, 2, layout, opts(tightening, seed), &limits).unwrap()
     };
-    for layout in [BloomLayout::Classic, BloomLayout::Blocked] {
+    for layout in [
+        BloomLayout::Classic,
+        BloomLayout::Blocked,
+        BloomLayout::Paired,
+    ] {
         let plain = make(None, 0.5, layout);
         let s1 = make(Some([7; 32]), 0.5, layout);
         let s2 = make(Some([8; 32]), 0.5, layout);

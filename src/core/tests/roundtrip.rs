@@ -1,6 +1,6 @@
 //! Property: whatever a filter can grow into, its encodings load back (issue 19,
 //! "anything the server holds, it can move"). Every way a filter grows (Bloom:
-//! classic, blocked and RedisBloom layouts, scaling or not; cuckoo: ferrobloom's
+//! classic, blocked, paired and RedisBloom layouts, scaling or not; cuckoo: ferrobloom's
 //! and RedisBloom's layouts, with deletes and compaction steps in between), under
 //! growth limits at small boundaries and at the module's defaults, is encoded as
 //! an RDB payload (header + chunks, read back by `load_payload_as` like the
@@ -91,6 +91,7 @@ fn every_grown_bloom_filter_loads_back_under_the_limits_it_grew_in() {
         let layout = rng.pick(&[
             BloomLayout::Classic,
             BloomLayout::Blocked,
+            BloomLayout::Paired,
             BloomLayout::RedisBloom,
         ]);
         let expansion = rng.pick(&[0u32, 1, 2, 4]);
