@@ -46,13 +46,12 @@ fn add_plain(c: &mut BloomChain, batch: &[[u8; 16]], lim: &Limits) -> u64 {
 }
 
 fn add_window(w: &mut Window, batch: &[[u8; 16]], now: u64, lim: &Limits) -> u64 {
-    let now = w.effective(now);
-    w.advance(now);
+    let hashes: Vec<ItemHash> = batch.iter().map(|v| ItemHash::of(v)).collect();
     let mut n = 0;
-    let mut ahead = HashAhead::new(batch.iter().map(|v| v.as_slice()), ItemHash::of);
-    while let Some(h) = ahead.next_with(|h| w.prefetch_add(h)) {
-        n += u64::from(w.add(&h, now, lim).is_ok_and(|a| a.is_new()));
-    }
+    w.add_batch(&hashes, now, lim, |r| {
+        n += u64::from(r.is_ok_and(|a| a.is_new()));
+        true
+    });
     drop(w.take_retired());
     n
 }
@@ -68,12 +67,12 @@ fn look_plain(c: &BloomChain, batch: &[[u8; 16]]) -> u64 {
 
 fn look_window(w: &Window, batch: &[[u8; 16]], now: u64) -> u64 {
     let mark = w.read_mark(now);
-    let mut ahead = HashAhead::new(batch.iter().map(|v| v.as_slice()), ItemHash::of);
-    let mut n = 0;
-    while let Some(h) = ahead.next_with(|h| w.prefetch(h)) {
-        n += u64::from(w.contains_marked(&h, mark));
-    }
-    n
+    let hashes: Vec<ItemHash> = batch.iter().map(|v| ItemHash::of(v)).collect();
+    let mut found = vec![0u64; hashes.len().div_ceil(64)];
+    w.contains_batch(&hashes, mark, &mut found);
+    (0..hashes.len())
+        .map(|i| (found[i / 64] >> (i % 64)) & 1)
+        .sum()
 }
 
 fn main() {

@@ -28,6 +28,17 @@ pub trait Probe: FilterValue {
     fn contains_at(&self, h: &Self::Hash, _now: u64) -> bool {
         self.contains(h)
     }
+    /// The whole of MEXISTS's answer for the items, when the filter answers a
+    /// batch at once (`None`: item by item). `Some(Err)` when there was no
+    /// memory for it.
+    fn answer_batch<'a>(
+        &self,
+        _items: impl Iterator<Item = &'a [u8]>,
+        _n: usize,
+        _now: u64,
+    ) -> Option<Result<Vec<u64>, CmdError>> {
+        None
+    }
 }
 
 impl Probe for BloomChain {
@@ -59,6 +70,29 @@ impl Probe for BloomChain {
             None => BloomChain::contains(self, h),
             Some(w) => w.contains_marked(h, mark),
         }
+    }
+    /// A windowed filter answers generation by generation
+    /// (`Window::contains_batch`): one bit per item.
+    fn answer_batch<'a>(
+        &self,
+        items: impl Iterator<Item = &'a [u8]>,
+        n: usize,
+        mark: u64,
+    ) -> Option<Result<Vec<u64>, CmdError>> {
+        let w = self.window()?;
+        let scheme = self.scheme();
+        let (mut hashes, mut found) = (Vec::new(), Vec::new());
+        if hashes.try_reserve_exact(n).is_err() || found.try_reserve_exact(n.div_ceil(64)).is_err()
+        {
+            return Some(Err(crate::cmd::errors::bloom(
+                crate::cmd::errors::Op::Insert,
+                &crate::core::bloom::BloomError::AllocFailed,
+            )));
+        }
+        hashes.extend(items.map(|i| scheme.bloom(i)));
+        found.resize(n.div_ceil(64), 0);
+        w.contains_batch(&hashes, mark, &mut found);
+        Some(Ok(found))
     }
 }
 
@@ -99,16 +133,28 @@ pub fn mexists<T: Probe>(ctx: Ctx, args: Args, ty: &ModuleType<T>) -> CmdResult 
     }
     check_items(ctx, &args, 2)?;
     let mut key = Key::open(ctx, key_name(&args)?, false);
-    ctx.reply_array(args.len() - 2);
-    match key.present(ty) {
-        Some(f) => {
-            let now = f.read_time();
+    let n = args.len() - 2;
+    let Some(f) = key.present(ty) else {
+        ctx.reply_array(n);
+        (0..n).for_each(|_| ctx.reply_bool(false));
+        return Ok(());
+    };
+    let now = f.read_time();
+    match f.answer_batch(args.iter_from(2), n, now) {
+        Some(found) => {
+            let found = found?;
+            ctx.reply_array(n);
+            for i in 0..n {
+                ctx.reply_bool(found.get(i / 64).is_some_and(|w| (w >> (i % 64)) & 1 == 1));
+            }
+        }
+        None => {
+            ctx.reply_array(n);
             let mut ahead = HashAhead::new(args.iter_from(2), f.hasher());
             while let Some(h) = ahead.next_with(|h| f.prefetch(h)) {
                 ctx.reply_bool(f.contains_at(&h, now));
             }
         }
-        None => (2..args.len()).for_each(|_| ctx.reply_bool(false)),
     }
     Ok(())
 }

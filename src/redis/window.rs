@@ -24,7 +24,6 @@ use super::config::bloom_limits;
 use crate::cmd::bf::CreateParams;
 use crate::cmd::errors::{bloom as map_err, Op};
 use crate::core::bloom::{BloomChain, BloomError};
-use crate::core::hash::HashAhead;
 
 /// Test builds only: milliseconds added to the server clock (FERROBLOOM.CLOCK).
 static CLOCK_OFFSET_MS: AtomicI64 = AtomicI64::new(0);
@@ -116,26 +115,32 @@ pub fn add(
             }
         }
     } else {
+        // Hashed first, then added as a batch (`Window::add_batch`).
+        let n = args.len().saturating_sub(items_from);
+        let mut hashes = Vec::new();
+        if hashes.try_reserve_exact(n).is_err() {
+            free_retired(w.take_retired());
+            return Err(map_err(Op::Insert, &BloomError::AllocFailed));
+        }
+        hashes.extend(args.iter_from(items_from).map(|i| scheme.bloom(i)));
         ctx.reply_array_postponed();
-        let mut ahead = HashAhead::new(args.iter_from(items_from), |i| scheme.bloom(i));
-        while let Some(h) = ahead.next_with(|h| w.prefetch_add(h)) {
+        w.add_batch(&hashes, now, &limits, |r| {
             replied += 1;
-            match w.add(&h, now, &limits) {
+            match r {
                 Ok(a) => {
                     changed |= a.changed();
                     ctx.reply_bool(a.is_new());
+                    true
                 }
                 Err(err) => {
                     ctx.reply_error(map_err(Op::Insert, &err).text());
                     if refused.try_reserve(1).is_ok() {
                         refused.push(items_from + replied - 1);
                     }
-                    if err == BloomError::Full {
-                        break;
-                    }
+                    err != BloomError::Full
                 }
             }
-        }
+        });
         ctx.set_array_len(replied);
     }
     free_retired(w.take_retired());

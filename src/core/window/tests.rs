@@ -578,3 +578,96 @@ fn window_gen_contains_matches_chain_contains() {
         }
     }
 }
+
+/// Everything a window holds that its encodings carry: the header and each
+/// generation's link bytes.
+fn state(f: &Window) -> (Vec<u8>, Vec<Vec<u8>>) {
+    let data = f
+        .generations()
+        .flat_map(|g| g.links().iter().map(|l| l.data().to_vec()))
+        .collect();
+    (f.encode_header(), data)
+}
+
+/// `add_batch` gives the same answers, errors and state as `add` item by item,
+/// and `contains_batch` the same answers as `contains_marked`: classic, blocked
+/// and paired layouts, scaling and not, batches of 1 to 300 items drawn from a
+/// pool (repeats within and across batches), times that stay in a generation,
+/// skip several or go back, and limits that refuse new links on the way.
+#[test]
+fn window_batches_answer_and_change_like_single_items() {
+    for layout in [
+        BloomLayout::Classic,
+        BloomLayout::Blocked,
+        BloomLayout::Paired,
+    ] {
+        for (expansion, cap) in [(2u32, 300u64), (0, 300), (1, 40)] {
+            let mut rng = Mix(u64::from(expansion) * 31 + cap);
+            let limits = Limits {
+                max_bytes: 40_000,
+                max_links: 9,
+                max_filters: 1,
+            };
+            let mk = || Window::new(cap, 0.01, expansion, layout, 1000, &lim()).unwrap();
+            let (mut a, mut b) = (mk(), mk());
+            let mut now = 3_000_000u64;
+            let (mut errors, mut fulls) = (0, 0);
+            for _ in 0..120 {
+                now = match rng.next() % 8 {
+                    0 => now.saturating_sub(300),
+                    1 => now + 900 + rng.next() % 2000,
+                    _ => now + rng.next() % 120,
+                };
+                let n = 1 + (rng.next() % 300) as usize;
+                let items: Vec<ItemHash> = (0..n).map(|_| member(rng.next() % 2000)).collect();
+                let mut one = Vec::new();
+                a.advance(now);
+                for h in &items {
+                    let r = a.add(h, now, &limits);
+                    let stop = r == Err(BloomError::Full);
+                    one.push(r);
+                    if stop {
+                        break;
+                    }
+                }
+                let mut batch = Vec::new();
+                b.add_batch(&items, now, &limits, |r| {
+                    let go = r != Err(BloomError::Full);
+                    batch.push(r);
+                    go
+                });
+                assert_eq!(one, batch, "{layout:?} x{expansion} at {now}");
+                errors += one.iter().filter(|r| r.is_err()).count();
+                fulls += one.iter().filter(|r| **r == Err(BloomError::Full)).count();
+                drop((a.take_retired(), b.take_retired()));
+                assert_eq!(state(&a), state(&b), "{layout:?} x{expansion} at {now}");
+                // Lookups at this time and at a later one (older generations
+                // skipped by the mark).
+                for t in [now, now + 700] {
+                    let mark = b.read_mark(t);
+                    let probes: Vec<ItemHash> = (0..500)
+                        .map(|i| {
+                            if i % 2 == 0 {
+                                member(rng.next() % 2000)
+                            } else {
+                                probe(rng.next())
+                            }
+                        })
+                        .collect();
+                    let mut found = vec![0u64; probes.len().div_ceil(64)];
+                    b.contains_batch(&probes, mark, &mut found);
+                    for (i, h) in probes.iter().enumerate() {
+                        let bit = (found[i / 64] >> (i % 64)) & 1 == 1;
+                        assert_eq!(bit, b.contains_marked(h, mark), "{layout:?} item {i}");
+                    }
+                }
+            }
+            // The limits and NONSCALING refused on the way, so the error paths
+            // were compared too.
+            assert!(errors > 0, "{layout:?} x{expansion}: no refusals");
+            if expansion == 0 {
+                assert!(fulls > 0, "{layout:?}: never full");
+            }
+        }
+    }
+}
