@@ -38,6 +38,7 @@ Pass them through make with BENCH_ARGS="...".
 """
 
 import argparse
+import math
 import csv
 import datetime
 import io
@@ -1321,50 +1322,83 @@ def part_window(args, env):
             # after the last fill must end before the oldest live generation dies.
             w = a.window_seconds
             span = w / 4
-            c.execute_command("BF.RESERVE", "bw", 0.01, cap, "WINDOW", w)
-            c.execute_command("BF.RESERVE", "bf", 0.01, cap)
+            # Fills are timed on three filters of each kind (the median is reported), so one
+            # disturbed quarter on this shared machine does not decide the ratio.
+            wkeys, pkeys = ["bw", "bv", "bu"], ["bf", "be", "bd"]
+            for k in wkeys:
+                c.execute_command("BF.RESERVE", k, 0.01, cap, "WINDOW", w)
+            for k in pkeys:
+                c.execute_command("BF.RESERVE", k, 0.01, cap)
             c.execute_command("BF.RESERVE", "bf2", 0.01, cap)  # the previous window's key
             if rc:
                 rc.flushall()
-                rc.execute_command("BF.RESERVE", "bf", 0.01, cap)
+                for k in pkeys:
+                    rc.execute_command("BF.RESERVE", k, 0.01, cap)
             quarter = cap // 4
-            fill = {"bw": [0, 0], "bf": [0, 0], "rb": [0, 0]}
-            # Plain filters (and RedisBloom's): `cap` items, as in the batch part.
-            for x in range(0, cap, bsz * 100):
-                batches = [items(b"m", y, min(bsz, cap - y)) for y in range(x, min(x + bsz * 100, cap), bsz)]
-                n = sum(len(b) for b in batches)
-                _, u = timed_send(srv.port, c, "BF.MADD", "bf", batches)
-                fill["bf"][0] += u
-                fill["bf"][1] += n
-                send_batches(srv.port, "BF.MADD", "bf2", [[b"o" + i for i in b] for b in batches])
-                if rc:
-                    _, u = timed_send(rb.port, rc, "BF.MADD", "bf", batches)
-                    fill["rb"][0] += u
-                    fill["rb"][1] += n
-            # The windowed filter: a quarter of the capacity per generation, in real time
+            fill = {"bw": [[0, 0] for _ in wkeys], "bf": [[0, 0] for _ in pkeys],
+                    "rb": [[0, 0] for _ in pkeys]}
+            # The windowed filters: a quarter of the capacity per generation, in real time
             # (each quarter's commands encoded during the previous span); measured right
-            # after the sixth quarter, when five generations are live and full.
-            def quarter_data(g):
+            # after the sixth quarter, when five generations are live and full. The plain
+            # filters (and RedisBloom's) get `cap` items in the same schedule, a quarter
+            # right after each of the first four windowed quarters, so that every fill
+            # meets the same idle gaps (caches and clocks cooled by 15 s of idling). Keys
+            # of one kind have names of the same length: a quarter is encoded once and the
+            # key swapped in the bytes.
+            def encode(key, lo, hi):
+                return b"".join(resp(["BF.MADD", key] + items(b"m", y, min(bsz, hi - y)))
+                                for y in range(lo, hi, bsz))
+
+            def swap(data, key, other):
+                return data.replace(b"$2\r\n%s\r\n" % key.encode(), b"$2\r\n%s\r\n" % other.encode())
+
+            def timed_raw(port, client, data, n):
+                client.config_resetstat()
+                send_raw(port, data, n)
+                return cmdstat(client, "BF.MADD")[1]
+
+            def plain_quarter(g, order):
                 start = g * quarter
-                return b"".join(resp(["BF.MADD", "bw"] + items(b"m", y, min(bsz, start + quarter - y)))
-                                for y in range(start, start + quarter, bsz))
+                end = cap if g == 3 else start + quarter
+                n_p = len(range(start, end, bsz))
+                data = encode("bf", start, end)
+                for r in order:
+                    d = swap(data, "bf", pkeys[r])
+                    fill["bf"][r][0] += timed_raw(srv.port, c, d, n_p)
+                    fill["bf"][r][1] += end - start
+                    if rc:
+                        fill["rb"][r][0] += timed_raw(rb.port, rc, d, n_p)
+                        fill["rb"][r][1] += end - start
+                batches = [items(b"o" + b"m", y, min(bsz, end - y)) for y in range(start, end, bsz)]
+                send_batches(srv.port, "BF.MADD", "bf2", batches)
             n_cmds = len(range(0, quarter, bsz))
             most = 0
-            data = quarter_data(0)
-            t0 = time.time()
+            data = encode("bw", 0, quarter)
+            # Generations start at multiples of the span since the epoch (every server
+            # agrees on them): start on one, so that each quarter lands in one generation.
+            t0 = (math.floor(time.time() / span) + 1) * span + 0.05
+            time.sleep(max(0.0, t0 - time.time()))
             late = 0.0
             for g in range(6):
                 late = max(late, time.time() - (t0 + g * span))
-                c.config_resetstat()
-                send_raw(srv.port, data, n_cmds)
-                fill["bw"][0] += cmdstat(c, "BF.MADD")[1]
-                fill["bw"][1] += quarter
+                # Which filter goes first alternates per quarter.
+                order = [(g + r) % len(wkeys) for r in range(len(wkeys))]
+                for r in order:
+                    fill["bw"][r][0] += timed_raw(srv.port, c, swap(data, "bw", wkeys[r]), n_cmds)
+                    fill["bw"][r][1] += quarter
                 most = max(most, int(finfo(c, "BF.INFO", "bw")["Size"]))
+                if g < 4:
+                    plain_quarter(g, order)
                 if g < 5:
-                    data = quarter_data(g + 1)
+                    data = encode("bw", (g + 1) * quarter, (g + 2) * quarter)
                     pause = t0 + (g + 1) * span - time.time()
                     if pause > 0:
                         time.sleep(pause)
+            for k in wkeys[1:] + pkeys[1:]:
+                c.delete(k)
+            if rc:
+                for k in pkeys[1:]:
+                    rc.delete(k)
             t_measure = time.time()
             # Lookups: half items of the live window, half never added.
             live_from = 2 * quarter
@@ -1403,13 +1437,13 @@ def part_window(args, env):
             plain = int(finfo(c, "BF.INFO", "bf")["Size"])
             row = {"capacity": cap, "window_s": w, "probes": n_fp, "valid": valid,
                    "measure_s": time.time() - t_measure,
-                   "fill_ns": {k: (v[0] * 1000.0 / v[1] if v[1] else None) for k, v in fill.items()},
+                   "fill_ns": {k: [u * 1000.0 / n for u, n in v if n] for k, v in fill.items()},
                    "lookup_ns": look,
                    "bits_per_item": {"bw": most * 8 / cap, "bf": plain * 8 / cap, "two": 2 * plain * 8 / cap},
                    "fpr": {k: v / n_fp for k, v in hits.items()},
                    "links": int(finfo(c, "BF.INFO", "bw")["Number of filters"])}
             res["rows"].append(row)
-            log(f"  {fmt_items(cap)}/window: fill ns/item {row['fill_ns']}, lookups {({k: med(v) for k, v in look.items() if v})}, "
+            log(f"  {fmt_items(cap)}/window: fill ns/item {({k: med(v) for k, v in row['fill_ns'].items() if v})}, lookups {({k: med(v) for k, v in look.items() if v})}, "
                 f"bits/item {row['bits_per_item']}, FPR {row['fpr']}")
         check_module_allocator(c, 1)
     finally:
@@ -1437,13 +1471,19 @@ def render_window(res):
                               ("RedisBloom 2.8.2 plain", "rb", "rb")):
             if not l.get(key):
                 continue
-            ratio = ""
+            ratio, fratio = "", ""
             if key == "bw":
                 ratio = f"{med(l['bw']) / med(l['bf']):.2f}x plain"
+                if f.get("bw") and f.get("bf"):
+                    fratio = f"{med(f['bw']) / med(f['bf']):.2f}x plain"
             if not r.get("valid", True):
                 name += " (timing overran the window: not steady state)"
+            fill_cell = "-"
+            if fk and f.get(fk):
+                # Older results hold one number per filter kind.
+                fill_cell = fmt_num(f[fk]) if isinstance(f[fk], (int, float)) else f"{spread(f[fk])} {fratio}".strip()
             rows.append([fmt_items(r["capacity"]), name,
-                         fmt_num(f[fk]) if fk and f.get(fk) else "-",
+                         fill_cell,
                          f"{spread(l[key])} {ratio}".strip(),
                          f"{b[key]:.2f}" if key in b else "-",
                          f"{p[key]:.4%}" if key in p else "-"])
@@ -1454,7 +1494,10 @@ def render_window(res):
             f"quarter of its capacity per generation in real time for six generations; lookups and "
             f"probes run right after the sixth, while five generations are live and full (the "
             f"fullest moment); its bits/item is its largest BF.INFO Size over that stream ÷ "
-            f"capacity. The plain filter holds the capacity; one-key-per-window is two plain "
+            f"capacity. The plain filters (ferrobloom's, RedisBloom's) get the capacity in the same "
+            f"schedule, a quarter right after each of the first four windowed quarters, so every "
+            f"BF.MADD figure meets the same idle gaps; fills are timed on three filters of each "
+            f"kind, median (min-max); one-key-per-window is two plain "
             f"keys (this window's and the previous one's), each lookup asking both (its ns/item is "
             f"the two commands' time per item, its FPR a hit in either). Lookups: half items of "
             f"the live window, half never added, {res['calls']} commands of {res['batch_items']} "

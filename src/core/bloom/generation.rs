@@ -128,10 +128,10 @@ impl BloomChain {
     /// a batch window later, was slower in process, 117 against 73 ns per
     /// lookup at 1M, as the second stage re-tests every first block).
     #[inline(always)]
-    pub(crate) fn prefetch_head(&self, h: &ItemHash, second: bool) {
+    pub(crate) fn prefetch_head(&self, h: &ItemHash) {
         for l in &self.links {
             match l.shape.layout {
-                BloomLayout::Paired if second => l.prefetch(h),
+                BloomLayout::Paired => l.prefetch(h),
                 _ => l.prefetch_head(h),
             }
         }
