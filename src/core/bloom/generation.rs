@@ -202,8 +202,11 @@ impl Link {
             |seen: &[u64], i: usize| seen.get(i / 64).is_some_and(|w| (w >> (i % 64)) & 1 == 1);
         passed.clear();
         for (i, h) in hashes.iter().enumerate() {
+            // (not for an item a newer generation already holds: it is not asked)
             if let Some(next) = hashes.get(i + BATCH_AHEAD) {
-                self.words.prefetch_line(self.block(next));
+                if !bit(seen, i + BATCH_AHEAD) {
+                    self.words.prefetch_line(self.block(next));
+                }
             }
             if !bit(seen, i) && self.first_hit(h) && passed.len() < passed.capacity() {
                 passed.push(i as u32);
