@@ -1,9 +1,11 @@
 //! Windowed Bloom filters in process, no Redis: ns per item of a BF.MADD-like
 //! and a BF.MEXISTS-like batch on a windowed filter (`Window`) against a plain
 //! scaling filter of the same capacity and error, the way the server runs them
-//! (16-byte items hashed [`LOOKAHEAD`](ferrobloom::core::hash::LOOKAHEAD) ahead
-//! with the same prefetches as `src/redis/window.rs` and
-//! `src/redis/membership.rs`; no reply encoding, no argument parsing).
+//! (16-byte items; the plain filter's hashed
+//! [`LOOKAHEAD`](ferrobloom::core::hash::LOOKAHEAD) ahead with its prefetches,
+//! the windowed filter's hashed first and handed to `Window::add_batch` /
+//! `Window::contains_batch`, as `src/redis/window.rs` and
+//! `src/redis/membership.rs` do; no reply encoding, no argument parsing).
 //!
 //! Method, per capacity (the server bench's `window` part, in process): the
 //! plain filter gets `capacity` items; the windowed filter (window 60 s, test
@@ -14,7 +16,7 @@
 //!
 //! Run: `cargo run --release --features system-alloc --example bench_window --
 //!       [--capacities 1M,10M] [--error 0.01] [--batch 1000] [--lookups 2000000]
-//!       [--rounds 3] [--layout classic|blocked] [--only plain|window]`
+//!       [--rounds 3] [--layout paired|classic|blocked] [--only plain|window]`
 //! Every figure is the fastest of `--rounds` rounds (adds: fresh filters each).
 //! Output: one JSON object per row on stdout.
 
@@ -87,7 +89,7 @@ fn main() {
     let lookups = a.u64("lookups", 2_000_000);
     let rounds = a.u64("rounds", 3).max(1);
     let only = a.str("only", "");
-    let layout = BloomLayout::from_name(a.str("layout", "classic").as_bytes()).expect("layout");
+    let layout = BloomLayout::from_name(a.str("layout", "paired").as_bytes()).expect("layout");
     let lim = Limits::default();
     common::disable_thp_like_redis();
     for cap in caps {
