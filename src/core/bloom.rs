@@ -773,14 +773,7 @@ impl Link {
     #[inline(always)]
     fn prefetch(&self, h: &ItemHash) {
         match self.shape.layout {
-            BloomLayout::Classic => {
-                let m = self.shape.bits;
-                let mut g = h.lo;
-                for _ in 0..self.shape.hashes.min(CLASSIC_PREFETCH) {
-                    self.words.prefetch(fastrange(g, m));
-                    g = g.wrapping_add(h.hi);
-                }
-            }
+            BloomLayout::Classic => self.prefetch_classic(h, CLASSIC_PREFETCH),
             BloomLayout::Blocked => self.words.prefetch_line(self.block(h)),
             BloomLayout::Paired => {
                 self.words.prefetch_line(self.block(h));
@@ -794,6 +787,17 @@ impl Link {
                     g = g.wrapping_add(h.hi);
                 }
             }
+        }
+    }
+
+    /// Prefetches the lines of a classic link's first `n` probes (at most `k`).
+    #[inline(always)]
+    fn prefetch_classic(&self, h: &ItemHash, n: u32) {
+        let m = self.shape.bits;
+        let mut g = h.lo;
+        for _ in 0..self.shape.hashes.min(n) {
+            self.words.prefetch(fastrange(g, m));
+            g = g.wrapping_add(h.hi);
         }
     }
 

@@ -234,14 +234,7 @@ impl Link {
     #[inline(always)]
     fn prefetch_head(&self, h: &ItemHash) {
         match self.shape.layout {
-            BloomLayout::Classic => {
-                let m = self.shape.bits;
-                let mut g = h.lo;
-                for _ in 0..self.shape.hashes.min(HEAD_PROBES) {
-                    self.words.prefetch(fastrange(g, m));
-                    g = g.wrapping_add(h.hi);
-                }
-            }
+            BloomLayout::Classic => self.prefetch_classic(h, HEAD_PROBES),
             BloomLayout::Blocked | BloomLayout::Paired => self.words.prefetch_line(self.block(h)),
             BloomLayout::RedisBloom => {}
         }
@@ -249,7 +242,8 @@ impl Link {
 
     /// Whether the first [`HEAD_PROBES`] probes of a classic link are all set,
     /// read without branching between them; a blocked link's whole answer
-    /// (one cache line); `true` for RedisBloom's layout (not in windows; its
+    /// (one cache line); a paired link's first block; `true` for RedisBloom's
+    /// layout (not in windows; its
     /// [`tail_hit`](Self::tail_hit) is the whole answer).
     #[inline(always)]
     fn head_hit(&self, h: &ItemHash) -> bool {
@@ -273,8 +267,8 @@ impl Link {
     }
 
     /// The rest of the answer after [`head_hit`](Self::head_hit): the probes
-    /// after the first [`HEAD_PROBES`] of a classic link, a blocked link's
-    /// block, RedisBloom's layout whole.
+    /// after the first [`HEAD_PROBES`] of a classic link, a paired link's
+    /// second block, a blocked link's block, RedisBloom's layout whole.
     #[inline(always)]
     fn tail_hit(&self, h: &ItemHash) -> bool {
         match self.shape.layout {
