@@ -268,8 +268,10 @@ fn window_layout_is_paired_unless_given() {
         &["BF.RESERVE", "p", "0.01", "100", "WINDOW", "60"],
     )
     .unwrap();
+    // A burst of 4 windows' capacity: more links (a few items may meet a false
+    // positive and answer 0).
     let burst: Vec<String> = (0..400).map(|i| item("burst", i)).collect();
-    assert_eq!(ones(&madd(&mut con, "p", &burst)), 400);
+    assert!(ones(&madd(&mut con, "p", &burst)) >= 390);
     let l = links(&mut con, "p");
     assert!(l.len() >= 2, "{l:?}");
     assert!(l.iter().all(|x| x.contains(" layout:paired ")), "{l:?}");

@@ -273,6 +273,25 @@ fn window_memory_ratios() {
         );
         assert!(steady <= 1.6, "steady ratio {steady} at {p}");
         assert!(burst <= 2.0, "burst ratio {burst} at {p}");
+        // A stream 1% over `capacity`: every generation opens its second link,
+        // one more share (it was three more: 7.6x at 1%).
+        let mut o = window(cap, p, 2, w);
+        let mut over = 0u64;
+        for g in 0..8u64 {
+            for i in 0..cap / 4 + cap / 400 {
+                o.add(
+                    &member(10_000_000 + g * cap + i),
+                    9_000_000 + g * w / 4,
+                    &lim(),
+                )
+                .unwrap();
+            }
+            drop(o.take_retired());
+            over = over.max(o.mem_usage());
+        }
+        let over = over as f64 / plain;
+        println!("p={p}: a stream 1% over capacity: ratio {over:.3}");
+        assert!(over <= 4.0, "over-capacity ratio {over} at {p}");
     }
 }
 
