@@ -209,16 +209,7 @@ fn window_stream_keeps_the_three_guarantees() {
         .into_iter()
         .map(|(k, _)| k)
         .collect();
-    assert_eq!(
-        keys,
-        [
-            "Capacity",
-            "Size",
-            "Number of filters",
-            "Number of items inserted",
-            "Expansion rate"
-        ]
-    );
+    assert_eq!(keys, BF_INFO_KEYS);
     assert_eq!(info_int(&mut con, "w", "CAPACITY"), cap as i64);
     assert_eq!(info_int(&mut con, "w", "ITEMS"), 1);
     assert_eq!(info_int(&mut con, "w", "FILTERS"), 1);

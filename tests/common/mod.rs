@@ -48,6 +48,16 @@ use redis::{
 };
 
 /// How long a fresh server may take to answer PING.
+/// RedisBloom's BF.INFO keys, in its order: the default reply must hold exactly
+/// these (strict clients such as go-redis refuse any other).
+pub const BF_INFO_KEYS: [&str; 5] = [
+    "Capacity",
+    "Size",
+    "Number of filters",
+    "Number of items inserted",
+    "Expansion rate",
+];
+
 pub const START_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// `START_TIMEOUT`, or `FERROBLOOM_START_TIMEOUT_SECS` when set (slow wrappers: valgrind).
