@@ -8,6 +8,9 @@ pub mod cuckoo;
 pub mod hash;
 pub mod payload;
 #[cfg(test)]
+#[path = "tests/fixtures.rs"]
+mod fixture_tests;
+#[cfg(test)]
 #[path = "tests/roundtrip.rs"]
 mod roundtrip_tests;
 #[cfg(test)]
