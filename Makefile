@@ -72,10 +72,10 @@ build:
 # (Debian's redis-server), then the integration tests again against Valkey 8.1.8 and 9.1.2
 # (from `make peers`; REDIS_SERVER picks the binary). TEST_SERVERS=redis runs one server.
 TEST_SERVERS ?= redis valkey8 valkey9
-CARGO_TEST := CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) test --release --features fault-injection
+CARGO_TEST := CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) test --release --features ferrobloom/fault-injection
 
 test: deps peers
-	@set -e; for srv in $(TEST_SERVERS); do 	  start=$$(date +%s); 	  if [ $$srv = redis ]; then 	    echo "=== make test: Redis $$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') ==="; 	    $(CARGO_TEST) --all-targets; 	  else 	    bin=$$(scripts/peers.sh $$srv 2>/dev/null | sed -n "s/^$$srv=//p"); 	    if [ -z "$$bin" ]; then echo "=== make test: $$srv not available (scripts/peers.sh $$srv failed) ===" >&2; exit 1; fi; 	    echo "=== make test: $$srv ($$bin) ==="; 	    REDIS_SERVER=$$bin $(CARGO_TEST) --test '*'; 	  fi; 	  echo "=== make test: $$srv passed in $$(( $$(date +%s) - start )) s ==="; 	done
+	@set -e; for srv in $(TEST_SERVERS); do 	  start=$$(date +%s); 	  if [ $$srv = redis ]; then 	    echo "=== make test: Redis $$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') ==="; 	    $(CARGO_TEST) --workspace --all-targets; 	  else 	    bin=$$(scripts/peers.sh $$srv 2>/dev/null | sed -n "s/^$$srv=//p"); 	    if [ -z "$$bin" ]; then echo "=== make test: $$srv not available (scripts/peers.sh $$srv failed) ===" >&2; exit 1; fi; 	    echo "=== make test: $$srv ($$bin) ==="; 	    REDIS_SERVER=$$bin $(CARGO_TEST) -p ferrobloom --test '*'; 	  fi; 	  echo "=== make test: $$srv passed in $$(( $$(date +%s) - start )) s ==="; 	done
 	@$(MAKE) --no-print-directory dist-check
 
 # Release artifact: dist/ferrobloom-<version>-linux-<arch>.tar.gz (+ .sha256): the module
@@ -107,8 +107,8 @@ run: deps build
 	@if [ "$(SERVER)" = redis ]; then 	  FERROBLOOM_MODULE="$(CURDIR)/$(MODULE_LOCAL)" scripts/run.sh; 	else 	  peer=$$( [ "$(SERVER)" = valkey ] && echo valkey9 || echo "$(SERVER)" ); 	  bin=$$(scripts/peers.sh $$peer | sed -n "s/^$$peer=//p"); 	  [ -n "$$bin" ] || { echo "make run: cannot fetch $(SERVER) (scripts/peers.sh $$peer)" >&2; exit 1; }; 	  FERROBLOOM_MODULE="$(CURDIR)/$(MODULE_LOCAL)" SERVER_BIN="$$bin" scripts/run.sh; 	fi
 
 clippy:
-	$(CARGO) clippy --release --all-targets -- -D warnings
-	$(CARGO) clippy --release --all-targets --features fault-injection -- -D warnings
+	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
+	$(CARGO) clippy --release --workspace --all-targets --features ferrobloom/fault-injection -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all
@@ -121,7 +121,7 @@ clean:
 	rm -rf target run
 
 # Tables and plots in bench/results/; options: make bench BENCH_ARGS="--parts batch --quick"
-# (bench/run.py --help). The examples (system-alloc) are built first, the module last.
+# (bench/run.py --help). The core's examples (no Redis, the system allocator) and the module.
 bench: deps
 	@$(PYTHON) -c 'import matplotlib' 2>/dev/null || { \
 	  echo "bench: installing matplotlib for the plots"; \
@@ -129,7 +129,7 @@ bench: deps
 	  || { [ "$$(command -v $(PYTHON))" = /usr/bin/python3 ] && \
 	       $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-matplotlib >/dev/null; } \
 	  || echo "bench: no matplotlib: tables only"; }
-	$(CARGO) build --release --features system-alloc --example bench_core --example bench_accuracy --example bench_memref
+	$(CARGO) build --release -p ferrobloom-core --example bench_core --example bench_accuracy --example bench_memref --example bench_window
 	$(CARGO) build --release
 	@mkdir -p $(CARGO_TARGET_DIR)/bench && cp -f $(MODULE_BUILT) $(CARGO_TARGET_DIR)/bench/$(MODULE_NAME)
 	@rb=$$(scripts/peers.sh redisbloom 2>/dev/null | sed -n 's/^redisbloom=//p'); \

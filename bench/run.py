@@ -11,9 +11,9 @@ Parts (select with --parts, comma-separated; default all, in this order):
   batch        BF.MADD/CF.INSERT filling 1M/10M/100M filters to capacity, then BF.MEXISTS/
                CF.MEXISTS on them, 1000 items per command, server ns/item from INFO
                commandstats, beside RedisBloom 2.8.2 and the random-read reference
-               (examples/bench_memref.rs)
-  core         examples/bench_core.rs: ns per add/contains by filter size, hashing cost
-  accuracy     examples/bench_accuracy.rs: FPR and bits/item (Bloom, cuckoo)
+               (crates/ferrobloom-core/examples/bench_memref.rs)
+  core         crates/ferrobloom-core/examples/bench_core.rs: ns per add/contains by filter size, hashing cost
+  accuracy     crates/ferrobloom-core/examples/bench_accuracy.rs: FPR and bits/item (Bloom, cuckoo)
   persistence  SAVE and restart-load time of a 1 GiB filter vs a 1 GiB string
   merge        BF.MERGE of two filters of random bits (16 MiB to 1 GiB each), into a new key
                and into an existing filter: server time and GB/s of bytes touched
@@ -21,9 +21,9 @@ The summary is rebuilt from every <part>.json present, so re-running one part
 (e.g. `make bench BENCH_ARGS="--parts batch"`) refreshes the summary too.
 
 The module and the examples must be built first (the Makefile's bench target does it):
-  cargo build --release --features system-alloc --example bench_core \
-      --example bench_accuracy --example bench_memref
-  cargo build --release            # last: the module .so must not be the system-alloc one
+  cargo build --release -p ferrobloom-core --example bench_core \
+      --example bench_accuracy --example bench_memref --example bench_window
+  cargo build --release            # the module (the only crate that uses Redis' allocator)
   python3 bench/run.py --module $CARGO_TARGET_DIR/release/libferrobloom.so \
       --examples $CARGO_TARGET_DIR/release/examples
 
@@ -250,11 +250,11 @@ class Server:
 
 
 def check_module_allocator(c, min_bytes):
-    """The module must allocate through Redis (a system-alloc build would not count)."""
+    """The module must allocate through Redis (memory it allocated elsewhere would not count)."""
     used = int(c.info("memory")["used_memory"])
     if used < min_bytes:
         raise RuntimeError(f"used_memory {used} < {min_bytes}: is the loaded module the "
-                           "system-alloc build? Build the module last (cargo build --release).")
+                           "module built from this repository (cargo build --release)?")
     return used
 
 
@@ -694,7 +694,7 @@ def render_batch(res):
                "pinned to core 0, the load generator to the other; its rows pair with the classic "
                "variant (RedisBloom has one layout). "
                if res.get("redisbloom") else "RedisBloom was not available for this run. ") +
-            f"Reference: `examples/bench_memref.rs` in the same run, batches of {res['batch_items']} "
+            f"Reference: `crates/ferrobloom-core/examples/bench_memref.rs` in the same run, batches of {res['batch_items']} "
             f"independent random 64-byte reads from a buffer of the filter's size (the cost of one "
             f"cache miss per item when misses overlap); the dependent-miss column is the full latency "
             f"of one miss, for context.\n\n"
@@ -746,7 +746,7 @@ def render_core(res):
     def s(r, k):
         return spread(r[k + "_all"])
 
-    out = [f"Pure core, no Redis (`examples/bench_core.rs`). Median (min-max) of {meta.get('rounds')} rounds, "
+    out = [f"Pure core, no Redis (`crates/ferrobloom-core/examples/bench_core.rs`). Median (min-max) of {meta.get('rounds')} rounds, "
            f"ns per operation. Item hashes are precomputed (hashing is the last table). Adds run on an "
            f"empty, pre-faulted filter up to half its capacity (at most {fmt_items(meta.get('ops', 0))} "
            f"items); lookups then probe members, non-members, and a half/half mix, item by item and in "
@@ -830,7 +830,7 @@ def render_accuracy(res):
     meta = next((r for r in res["rows"] if r["kind"] == "acc_meta"), {})
     bl = [r for r in res["rows"] if r["kind"] == "acc_bloom"]
     cf = [r for r in res["rows"] if r["kind"] == "acc_cuckoo"]
-    out = [f"Pure core (`examples/bench_accuracy.rs`), fixed seeds; {fmt_items(meta.get('probes', 0))} "
+    out = [f"Pure core (`crates/ferrobloom-core/examples/bench_accuracy.rs`), fixed seeds; {fmt_items(meta.get('probes', 0))} "
            f"non-member probes per row. Bloom filters reserved for {fmt_items(meta.get('capacity', 0))} items: "
            f"scaling (expansion 2) after 1x and 4x that many distinct items, non-scaling filled until it "
            f"refuses an item. bits/item = storage bits of all links / distinct items added; RedisBloom = its "

@@ -30,10 +30,10 @@ use crate::cmd::bf::{self as cbf, BloomDefaults, InfoField};
 use crate::cmd::cf::{self as ccf, CuckooDefaults};
 use crate::cmd::lenient::Origin;
 use crate::cmd::parse::{is_keyword, parse_f64, parse_i64, ArgList};
-use crate::core::bloom::{BloomChain, BloomLayout, Limits, MAX_LINKS_CEILING};
-use crate::core::cuckoo::{hash_item, CuckooFilter};
-use crate::core::hash::ItemHash;
-use crate::core::payload::{load_payload, RdbRead};
+use ferrobloom_core::bloom::{BloomChain, BloomLayout, Limits, MAX_LINKS_CEILING};
+use ferrobloom_core::cuckoo::{hash_item, CuckooFilter};
+use ferrobloom_core::hash::ItemHash;
+use ferrobloom_core::payload::{load_payload, RdbRead};
 
 /// The memory cap of every filter built while fuzzing: small enough that no
 /// header makes the fuzzer run out of memory or slow down (the checks walk the
@@ -51,7 +51,7 @@ pub fn limits() -> Limits {
     Limits {
         max_bytes: MAX_BYTES,
         max_links: MAX_LINKS_CEILING,
-        max_filters: crate::core::cuckoo::MAX_SUBFILTERS,
+        max_filters: ferrobloom_core::cuckoo::MAX_SUBFILTERS,
     }
 }
 
@@ -113,7 +113,7 @@ fn cuckoo_dump(f: &CuckooFilter) -> Dump {
 }
 
 /// Loads a dump through the RDB path.
-fn reload<T: crate::core::payload::Payload>(d: &Dump) -> Result<T, String> {
+fn reload<T: ferrobloom_core::payload::Payload>(d: &Dump) -> Result<T, String> {
     let mut bufs = std::iter::once(d.0.as_slice()).chain(d.1.iter().map(|(_, c)| c.as_slice()));
     load_payload::<T, _>(&limits(), || bufs.next())
 }
@@ -579,8 +579,8 @@ pub fn args(data: &[u8]) {
             assert!(p.opts.tightening > 0.0 && p.opts.tightening < 1.0);
             assert!(p.scale_to.is_none_or(|t| t > 0 && p.expansion > 0));
             assert!(p.error > 0.0 && p.error <= cbf::MAX_ERROR_RATE);
-            assert!((1..=crate::core::bloom::MAX_CAPACITY).contains(&p.capacity));
-            assert!(p.expansion <= crate::core::bloom::MAX_EXPANSION);
+            assert!((1..=ferrobloom_core::bloom::MAX_CAPACITY).contains(&p.capacity));
+            assert!(p.expansion <= ferrobloom_core::bloom::MAX_EXPANSION);
             let _ = BloomChain::new(p.capacity, p.error, p.expansion, &CREATE_LIMITS);
             if let Ok(c) = BloomChain::with_options(
                 p.capacity,
@@ -614,7 +614,7 @@ pub fn args(data: &[u8]) {
             assert!(n >= 3 && n % 2 == 1);
             assert!(p.bucket_size >= 1 && p.max_iterations >= 1);
             assert!(p.capacity >= 2 * u64::from(p.bucket_size));
-            assert!(p.capacity <= crate::core::bloom::MAX_CAPACITY);
+            assert!(p.capacity <= ferrobloom_core::bloom::MAX_CAPACITY);
             let _ = CuckooFilter::new(&p, CREATE_LIMITS.max_bytes);
         }
         if let Ok(a) = ccf::parse_insert(&args, d) {
@@ -912,7 +912,7 @@ pub fn seeds() -> Vec<Seed> {
         .into_iter()
         .enumerate()
     {
-        let opts = crate::core::bloom::ChainOptions {
+        let opts = ferrobloom_core::bloom::ChainOptions {
             tightening: 0.7,
             seed: Some([i as u8 + 5; 32]),
         };
@@ -941,7 +941,7 @@ pub fn seeds() -> Vec<Seed> {
         (4, 2, 20, 1, 8, None, 30, true),
     ];
     for (i, (cap, bs, mi, exp, fp, err, n, deletes)) in cuckoos.into_iter().enumerate() {
-        let p = crate::core::cuckoo::CuckooParams {
+        let p = ferrobloom_core::cuckoo::CuckooParams {
             capacity: cap,
             bucket_size: bs,
             max_iterations: mi,

@@ -1,12 +1,11 @@
 //! ferrobloom: scalable Bloom filters and Cuckoo filters for Redis, a drop-in
 //! replacement for RedisBloom's BF.* and CF.* commands.
 //!
-//! - [`core`]: the filters, hashing and encodings, in pure Rust.
+//! - `ferrobloom_core` (its own crate): the filters, hashing and encodings, in pure Rust.
 //! - [`cmd`]: argument parsing and error texts, in pure Rust.
 //! - `redis`: the thin layer that registers commands and data types.
 
 pub mod cmd;
-pub mod core;
 // Fuzz entry points (cargo fuzz sets `cfg(fuzzing)`; `cargo test` replays the corpus).
 // Never compiled into the module: their invariant checks panic on purpose.
 #[cfg(any(test, fuzzing))]
@@ -20,16 +19,16 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// (2.8.20 -> 20820), which clients compare to decide what the module supports.
 pub const MODULE_VERSION: i32 = 20820;
 
-// The module uses Redis' allocator. Unit tests, fuzz targets (`cfg(fuzzing)`, set by
-// cargo fuzz) and the core benchmarks (`--features system-alloc`) run outside Redis and use
-// the system allocator; the feature must never be enabled for the module itself.
-#[cfg(not(any(test, fuzzing, feature = "system-alloc")))]
+// The module uses Redis' allocator (this is the only crate that sets one). Unit tests and
+// fuzz targets (`cfg(fuzzing)`, set by cargo fuzz) run outside Redis and use the system
+// allocator.
+#[cfg(not(any(test, fuzzing)))]
 type Allocator = redis::alloc::FerroAlloc;
-#[cfg(not(any(test, fuzzing, feature = "system-alloc")))]
+#[cfg(not(any(test, fuzzing)))]
 const ALLOCATOR: Allocator = redis::alloc::FerroAlloc;
-#[cfg(any(test, fuzzing, feature = "system-alloc"))]
+#[cfg(any(test, fuzzing))]
 type Allocator = std::alloc::System;
-#[cfg(any(test, fuzzing, feature = "system-alloc"))]
+#[cfg(any(test, fuzzing))]
 const ALLOCATOR: Allocator = std::alloc::System;
 
 fn init(ctx: &redis_module::Context, args: &[redis_module::RedisString]) -> redis_module::Status {

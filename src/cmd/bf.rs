@@ -9,8 +9,8 @@ use std::ffi::CStr;
 use super::errors::{self as e, CmdError};
 use super::lenient::{self, Origin};
 use super::parse::{is_keyword, parse_f64, parse_i64, scan_until_items, ArgList, InsertArgs};
-use crate::core::bloom::{BloomLayout, ChainOptions, MAX_CAPACITY, MAX_EXPANSION};
-use crate::core::window::MAX_WINDOW_MS;
+use ferrobloom_core::bloom::{BloomLayout, ChainOptions, MAX_CAPACITY, MAX_EXPANSION};
+use ferrobloom_core::window::MAX_WINDOW_MS;
 
 /// RedisBloom stores error rates above this as this (with a log line).
 pub const MAX_ERROR_RATE: f64 = 0.25;

@@ -6,8 +6,8 @@
 use super::errors::{self as e, CmdError};
 use super::lenient::{self, Origin};
 use super::parse::{is_keyword, parse_f64, parse_i64, scan_until_items, ArgList, InsertArgs};
-use crate::core::bloom::MAX_CAPACITY;
-use crate::core::cuckoo::{fp_bits_for_error, CuckooParams, DEFAULT_FP_BITS, MAX_EXPANSION};
+use ferrobloom_core::bloom::MAX_CAPACITY;
+use ferrobloom_core::cuckoo::{fp_bits_for_error, CuckooParams, DEFAULT_FP_BITS, MAX_EXPANSION};
 
 /// Defaults for what a command does not say (from the module configuration).
 #[derive(Clone, Copy, Debug, PartialEq)]

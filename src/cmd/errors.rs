@@ -2,8 +2,8 @@
 //! (spec 2.4): the text after the `-`, with `ERR ` only where RedisBloom sends it.
 //! Core errors are mapped here, per the kind of operation that met them.
 
-use crate::core::bloom::{BloomError, MergeError};
-use crate::core::cuckoo::CuckooError;
+use ferrobloom_core::bloom::{BloomError, MergeError};
+use ferrobloom_core::cuckoo::CuckooError;
 
 /// A command's error reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,8 +92,8 @@ pub const REDISBLOOM_LAYOUT_OPTIONS: &str =
     "ERR TIGHTENING and SEED cannot be used with LAYOUT redisbloom";
 
 /// Maps why a filter cannot scale to a VALIDATESCALETO target to its reply.
-pub fn scale_limit(l: crate::core::bloom::ScaleLimit) -> CmdError {
-    use crate::core::bloom::ScaleLimit::*;
+pub fn scale_limit(l: ferrobloom_core::bloom::ScaleLimit) -> CmdError {
+    use ferrobloom_core::bloom::ScaleLimit::*;
     CmdError::Text(match l {
         Memory => SCALE_TO_MEMORY,
         Links => SCALE_TO_LINKS,

@@ -34,8 +34,8 @@
 use super::bf::{BloomDefaults, CreateParams};
 use super::errors::{self as e, CmdError};
 use super::parse::{is_keyword, parse_f64, parse_i64, ArgList, InsertArgs};
-use crate::core::bloom::{BloomLayout, ChainOptions};
-use crate::core::cuckoo::{CuckooParams, DEFAULT_FP_BITS};
+use ferrobloom_core::bloom::{BloomLayout, ChainOptions};
+use ferrobloom_core::cuckoo::{CuckooParams, DEFAULT_FP_BITS};
 
 /// Who wrote the command being parsed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

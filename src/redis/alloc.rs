@@ -24,7 +24,7 @@
 //!   while zeroing 2.5 GB eagerly took 2.7-3.3 s of main-thread time.
 
 // Unit tests use the system allocator instead.
-#![cfg_attr(any(test, fuzzing, feature = "system-alloc"), allow(dead_code))]
+#![cfg_attr(any(test, fuzzing), allow(dead_code))]
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::ffi::c_void;

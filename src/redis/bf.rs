@@ -1,4 +1,4 @@
-//! BF.* command handlers: parse (crate::cmd::bf) -> core (crate::core::bloom) ->
+//! BF.* command handlers: parse (crate::cmd::bf) -> core (ferrobloom_core::bloom) ->
 //! reply. Every handler returns `Err(CmdError)` for an error reply; the command
 //! trampoline (crate::redis::commands) sends it.
 
@@ -14,11 +14,11 @@ use crate::cmd::bf::{
 use crate::cmd::errors::{self as e, bloom as map_err, CmdError, Op};
 use crate::cmd::lenient::{self, Origin};
 use crate::cmd::parse::{check_item_sizes, parse_i64, ArgList};
-use crate::core::bloom::{
+use ferrobloom_core::bloom::{
     BloomChain, BloomError, BloomLayout, ChainOptions, MAX_CAPACITY, MAX_EXPANSION,
 };
-use crate::core::hash::HashAhead;
-use crate::core::window::Window;
+use ferrobloom_core::hash::HashAhead;
+use ferrobloom_core::window::Window;
 
 pub type CmdResult = Result<(), CmdError>;
 

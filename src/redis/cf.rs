@@ -1,4 +1,4 @@
-//! CF.* command handlers: parse (crate::cmd::cf) -> core (crate::core::cuckoo)
+//! CF.* command handlers: parse (crate::cmd::cf) -> core (ferrobloom_core::cuckoo)
 //! -> reply, on the same plumbing as BF (key states, error catalogue,
 //! replication of implicit creation, trampolines).
 
@@ -11,11 +11,11 @@ use crate::cmd::bf::format_g;
 use crate::cmd::cf::{parse_insert_from, parse_load_position, parse_position, parse_reserve_from};
 use crate::cmd::errors::{self as e, cuckoo as map_err, CmdError, Op};
 use crate::cmd::lenient::{self, Origin};
-use crate::core::bloom::MAX_CAPACITY;
-use crate::core::cuckoo::{
+use ferrobloom_core::bloom::MAX_CAPACITY;
+use ferrobloom_core::cuckoo::{
     hash_for, CuckooFilter, CuckooHash, CuckooParams, DEFAULT_FP_BITS, HEADER_LEN, RB_HEADER_LEN,
 };
-use crate::core::hash::HashAhead;
+use ferrobloom_core::hash::HashAhead;
 
 /// Work budget of one CF.COMPACT (units of `CuckooFilter::compact_step`: about
 /// one slot each). A larger filter is compacted over several calls, so one call
@@ -144,7 +144,7 @@ fn insert_one(
     f: &mut CuckooFilter,
     h: &CuckooHash,
     nx: bool,
-) -> Result<bool, crate::core::cuckoo::CuckooError> {
+) -> Result<bool, ferrobloom_core::cuckoo::CuckooError> {
     if nx {
         f.insert_unique(h, lim.max_filters, lim.max_bytes)
     } else {
@@ -408,7 +408,7 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
 /// A refused CF.LOADCHUNK header: `Invalid header` when its length is neither
 /// format's, `Couldn't create filter!` when a header of the right length fails
 /// validation (RedisBloom 2.8 answers so for its 38-byte headers).
-fn header_error(len: usize, err: &crate::core::cuckoo::CuckooError) -> CmdError {
+fn header_error(len: usize, err: &ferrobloom_core::cuckoo::CuckooError) -> CmdError {
     if len == RB_HEADER_LEN || len == HEADER_LEN {
         e::CF_CANNOT_CREATE.into()
     } else {

@@ -17,7 +17,7 @@ use super::api::{api, log, str_bytes};
 use crate::cmd::bf::{BloomDefaults, MAX_ERROR_RATE};
 use crate::cmd::cf::CuckooDefaults;
 use crate::cmd::parse::{parse_f64, parse_i64};
-use crate::core::bloom::{BloomLayout, Limits, MAX_CAPACITY, MAX_EXPANSION, MAX_LINKS_CEILING};
+use ferrobloom_core::bloom::{BloomLayout, Limits, MAX_CAPACITY, MAX_EXPANSION, MAX_LINKS_CEILING};
 
 /// A numeric config: its value and its Redis-enforced range.
 pub struct Numeric {
@@ -175,15 +175,15 @@ fn unusable_rate(f: &Float, v: f64) -> Option<String> {
     let name = f.name.to_string_lossy();
     if std::ptr::eq(f, &BF_ERROR_RATE) {
         // A scaling filter's first link has half the rate (the stricter case).
-        if crate::core::bloom::LinkShape::new(1, v * 0.5).is_err() {
+        if ferrobloom_core::bloom::LinkShape::new(1, v * 0.5).is_err() {
             return Some(format!(
                 "Value for `{name}` is too small: a filter would need more than {} hash functions",
-                crate::core::bloom::MAX_HASHES
+                ferrobloom_core::bloom::MAX_HASHES
             ));
         }
     } else if v > 0.0 {
         let b = CF_BUCKET_SIZE.get().clamp(1, 255) as u8;
-        if crate::core::cuckoo::fp_bits_for_error(v, b).is_none() {
+        if ferrobloom_core::cuckoo::fp_bits_for_error(v, b).is_none() {
             return Some(format!(
                 "Value for `{name}` is too small even for 32-bit fingerprints at bucket size {b}"
             ));

@@ -7,9 +7,9 @@ use super::api::{Args, Ctx, Key, ModuleType};
 use super::bf::{check_items, key_name, CmdResult};
 use super::types::FilterValue;
 use crate::cmd::errors::CmdError;
-use crate::core::bloom::BloomChain;
-use crate::core::cuckoo::{hash_for, CuckooFilter};
-use crate::core::hash::HashAhead;
+use ferrobloom_core::bloom::BloomChain;
+use ferrobloom_core::cuckoo::{hash_for, CuckooFilter};
+use ferrobloom_core::hash::HashAhead;
 
 /// What a lookup needs of a filter.
 pub trait Probe: FilterValue {
@@ -42,7 +42,7 @@ pub trait Probe: FilterValue {
 }
 
 impl Probe for BloomChain {
-    type Hash = crate::core::hash::ItemHash;
+    type Hash = ferrobloom_core::hash::ItemHash;
     fn hasher(&self) -> impl Fn(&[u8]) -> Self::Hash {
         let scheme = self.scheme();
         move |i| scheme.bloom(i)
@@ -86,7 +86,7 @@ impl Probe for BloomChain {
         {
             return Some(Err(crate::cmd::errors::bloom(
                 crate::cmd::errors::Op::Insert,
-                &crate::core::bloom::BloomError::AllocFailed,
+                &ferrobloom_core::bloom::BloomError::AllocFailed,
             )));
         }
         hashes.extend(items.map(|i| scheme.bloom(i)));
@@ -97,7 +97,7 @@ impl Probe for BloomChain {
 }
 
 impl Probe for CuckooFilter {
-    type Hash = crate::core::cuckoo::CuckooHash;
+    type Hash = ferrobloom_core::cuckoo::CuckooHash;
     fn hasher(&self) -> impl Fn(&[u8]) -> Self::Hash {
         let rb = self.is_redisbloom();
         move |i| hash_for(rb, i)

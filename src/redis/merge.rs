@@ -24,7 +24,7 @@ use super::config::{bloom_limits, merge_max_bytes};
 use super::types::BLOOM;
 use crate::cmd::errors::{self as e, CmdError};
 use crate::cmd::merge::{parse_merge, FIRST_SOURCE};
-use crate::core::bloom::{BloomChain, MergeError};
+use ferrobloom_core::bloom::{BloomChain, MergeError};
 
 /// Answers a key-position request (the command is registered `getkeys-api`):
 /// the destination and every source. Redis 7.0's Cluster finds a module

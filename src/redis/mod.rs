@@ -1,6 +1,6 @@
 //! The thin Redis layer: argument access, replies, key lookup, the data types'
 //! callbacks, configuration and command registration. Logic lives in
-//! `crate::cmd` (parsing, error texts) and `crate::core` (filters, encodings).
+//! `crate::cmd` (parsing, error texts) and `ferrobloom_core` (filters, encodings).
 
 pub mod alloc;
 pub mod api;

@@ -41,9 +41,9 @@ use super::api::{api, log, ModuleType};
 use super::config;
 use super::guard::{guard, guard_persist};
 use super::stats::{self, Figures, Gauges, BLOOM_GAUGES, CUCKOO_GAUGES};
-use crate::core::bloom::BloomChain;
-use crate::core::cuckoo::CuckooFilter;
-use crate::core::payload::{load_payload_as, HeaderFormat, Payload, RdbRead};
+use ferrobloom_core::bloom::BloomChain;
+use ferrobloom_core::cuckoo::CuckooFilter;
+use ferrobloom_core::payload::{load_payload_as, HeaderFormat, Payload, RdbRead};
 
 /// ferrobloom's RDB encoding version for both types.
 pub const ENCVER: c_int = 6;

@@ -1,4 +1,4 @@
-//! Windowed Bloom filters in Redis (`WINDOW seconds`, `crate::core::window`):
+//! Windowed Bloom filters in Redis (`WINDOW seconds`, `ferrobloom_core::window`):
 //! the server clock, the add path and its replication, and freeing the
 //! generations a write drops.
 //!
@@ -23,7 +23,7 @@ use super::bf::{replicate_reserve, CmdResult};
 use super::config::bloom_limits;
 use crate::cmd::bf::CreateParams;
 use crate::cmd::errors::{bloom as map_err, Op};
-use crate::core::bloom::{BloomChain, BloomError};
+use ferrobloom_core::bloom::{BloomChain, BloomError};
 
 /// Test builds only: milliseconds added to the server clock (FERROBLOOM.CLOCK).
 static CLOCK_OFFSET_MS: AtomicI64 = AtomicI64::new(0);

@@ -2,7 +2,7 @@
 //! search, and the fallible zeroed allocation of its bytes.
 
 use super::*;
-use crate::core::bits::Written;
+use crate::bits::Written;
 
 /// Bit-packing parameters shared by all sub-filters of one filter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -237,7 +237,7 @@ impl SubFilter {
             .wrapping_mul(l.bucket_size)
             .wrapping_mul(u64::from(l.fp_bits));
         if let Some(b) = self.data.get(idx(bit / 8)) {
-            crate::core::bits::prefetch(b as *const u8);
+            crate::bits::prefetch(b as *const u8);
         }
     }
 

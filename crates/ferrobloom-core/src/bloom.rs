@@ -27,7 +27,7 @@
 //! `bits` is rounded up to a multiple of 512 (whole blocks).
 //!
 //! # Bit positions (layout 0, "classic")
-//! The item's XXH3-128 halves `(lo, hi)` (see [`crate::core::hash`]) drive double
+//! The item's XXH3-128 halves `(lo, hi)` (see [`crate::hash`]) drive double
 //! hashing: probe `i` (`0 <= i < hashes`) is `g_i = lo + i * hi` (wrapping 64-bit),
 //! mapped to a bit with `fastrange(g_i, bits) = (g_i * bits) >> 64` (128-bit
 //! product), which is always below `bits` and needs no division. The same
@@ -1046,9 +1046,9 @@ pub struct BloomChain {
     /// redo it for every item (measured: 3.7 ms per refused item). Not
     /// persisted; cleared when a link is added.
     pending_shape: Option<LinkShape>,
-    /// Set for windowed filters (`WINDOW seconds`, `crate::core::window`): the
+    /// Set for windowed filters (`WINDOW seconds`, `crate::window`): the
     /// generations hold the links and `links` stays empty.
-    window: Option<Box<crate::core::window::Window>>,
+    window: Option<Box<crate::window::Window>>,
 }
 
 /// The fixed part of `mem_usage`, per RedisBloom's formula (spec 8.3).
@@ -1395,7 +1395,7 @@ impl BloomChain {
             }
         }
         if let Some(w) = &self.window {
-            let w: &crate::core::window::Window = w;
+            let w: &crate::window::Window = w;
             f(
                 w as *const _ as *const u8,
                 std::mem::size_of_val(w),

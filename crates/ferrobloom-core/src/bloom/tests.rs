@@ -1,6 +1,6 @@
 use super::*;
 
-pub(crate) use crate::core::test_rng::SplitMix;
+pub(crate) use crate::test_rng::SplitMix;
 
 fn h(s: &str) -> ItemHash {
     ItemHash::of(s.as_bytes())
@@ -600,7 +600,7 @@ enum Field {
     D(f64),
     B(Vec<u8>),
 }
-impl crate::core::payload::RdbRead for Fields {
+impl crate::payload::RdbRead for Fields {
     type Buf = Vec<u8>;
     fn unsigned(&mut self) -> Option<u64> {
         match (!self.0.is_empty()).then(|| self.0.remove(0))? {

@@ -131,7 +131,7 @@ impl BloomChain {
     /// 37 ferrobloom links), where a RedisBloom header would also need a total item
     /// count whose low bytes spell the magic and version.
     pub fn from_header(bytes: &[u8], limits: &Limits) -> Result<Self, BloomError> {
-        if bytes.starts_with(&crate::core::window::WINDOW_MAGIC) {
+        if bytes.starts_with(&crate::window::WINDOW_MAGIC) {
             return Self::from_window_header(bytes, limits);
         }
         if bytes.starts_with(&HEADER_MAGIC) {
@@ -146,7 +146,7 @@ impl BloomChain {
     /// Reads ferrobloom's own header only (RDB payloads record which format
     /// their header has).
     pub fn from_native_header(bytes: &[u8], limits: &Limits) -> Result<Self, BloomError> {
-        if bytes.starts_with(&crate::core::window::WINDOW_MAGIC) {
+        if bytes.starts_with(&crate::window::WINDOW_MAGIC) {
             return Self::from_window_header(bytes, limits);
         }
         let (total, expansion, opts, shapes) = Self::parse_native_header(bytes, limits)?;
@@ -163,8 +163,8 @@ impl BloomChain {
         limits: &Limits,
         redisbloom: Option<bool>,
     ) -> Result<Vec<u64>, BloomError> {
-        if redisbloom != Some(true) && bytes.starts_with(&crate::core::window::WINDOW_MAGIC) {
-            return crate::core::window::Window::header_link_bytes(bytes, limits);
+        if redisbloom != Some(true) && bytes.starts_with(&crate::window::WINDOW_MAGIC) {
+            return crate::window::Window::header_link_bytes(bytes, limits);
         }
         let native = || Self::parse_native_header(bytes, limits).map(|(_, _, _, s)| s);
         let rb = || Self::parse_rb_header(bytes, limits).map(|(_, _, s)| s);

@@ -33,7 +33,7 @@
 //! RedisBloom 1.x files break the first, so neither is required here.)
 
 use super::*;
-use crate::core::payload::RdbRead;
+use crate::payload::RdbRead;
 
 /// RedisBloom's option bits (`deps/bloom/bloom.h`, `src/sb.h`).
 pub const OPT_NOROUND: u32 = 1;

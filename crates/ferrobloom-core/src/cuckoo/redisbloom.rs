@@ -26,7 +26,7 @@
 use super::filter::*;
 use super::table::*;
 use super::*;
-use crate::core::payload::RdbRead;
+use crate::payload::RdbRead;
 
 /// Length of RedisBloom's cuckoo header.
 pub const RB_HEADER_LEN: usize = 38;

@@ -1,5 +1,5 @@
 //! Encoding fixtures: every kind and layout of filter, built from fixed items at
-//! fixed times, against the bytes committed in `tests/fixtures/encodings/core.tsv`
+//! fixed times, against the bytes committed in `crates/ferrobloom-core/tests/fixtures/encodings.tsv`
 //! (header and SCANDUMP chunks as hex, and the answers to fixed probes). Two
 //! promises: a payload written by an earlier build loads into the same filter
 //! (same bytes back, same answers), and the filters built today encode byte for
@@ -19,7 +19,7 @@ const LIMITS: Limits = Limits {
 
 const FILE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/encodings/core.tsv"
+    "/tests/fixtures/encodings.tsv"
 );
 
 fn item(tag: &str, i: u64) -> Vec<u8> {
@@ -212,7 +212,7 @@ fn build_all() -> Vec<Case> {
 }
 
 fn fixtures() -> Vec<Case> {
-    let text = std::fs::read_to_string(FILE).expect("tests/fixtures/encodings/core.tsv");
+    let text = std::fs::read_to_string(FILE).expect("tests/fixtures/encodings.tsv");
     text.lines()
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .map(Case::parse)

@@ -13,7 +13,7 @@
 //! Transparent huge pages are disabled for this process, as redis-server does
 //! when the kernel mode is `always`, so page sizes match the server's.
 //!
-//! Run: `cargo run --release --features system-alloc --example bench_memref --
+//! Run: `cargo run --release -p ferrobloom-core --example bench_memref --
 //!       --sizes 16K,1G [--reads 2000000] [--batch 1000] [--rounds 3]`
 //! Output: one JSON object per size on stdout (`bench/run.py` reads it).
 

@@ -2,7 +2,7 @@
 //! and a BF.MEXISTS-like batch on a windowed filter (`Window`) against a plain
 //! scaling filter of the same capacity and error, the way the server runs them
 //! (16-byte items; the plain filter's hashed
-//! [`LOOKAHEAD`](ferrobloom::core::hash::LOOKAHEAD) ahead with its prefetches,
+//! [`LOOKAHEAD`](ferrobloom_core::hash::LOOKAHEAD) ahead with its prefetches,
 //! the windowed filter's hashed first and handed to `Window::add_batch` /
 //! `Window::contains_batch`, as `src/redis/window.rs` and
 //! `src/redis/membership.rs` do; no reply encoding, no argument parsing).
@@ -14,7 +14,7 @@
 //! in batches of `--batch`. Lookups: half items of the live window, half never
 //! added, in batches of `--batch`, `--lookups` items per round.
 //!
-//! Run: `cargo run --release --features system-alloc --example bench_window --
+//! Run: `cargo run --release -p ferrobloom-core --example bench_window --
 //!       [--capacities 1M,10M] [--error 0.01] [--batch 1000] [--lookups 2000000]
 //!       [--rounds 3] [--layout paired|classic|blocked] [--only plain|window]`
 //! Every figure is the fastest of `--rounds` rounds (adds: fresh filters each).
@@ -27,9 +27,9 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use common::{Args, Json};
-use ferrobloom::core::bloom::{BloomChain, BloomLayout, Limits};
-use ferrobloom::core::hash::{HashAhead, ItemHash};
-use ferrobloom::core::window::Window;
+use ferrobloom_core::bloom::{BloomChain, BloomLayout, Limits};
+use ferrobloom_core::hash::{HashAhead, ItemHash};
+use ferrobloom_core::window::Window;
 
 const WINDOW_MS: u64 = 60_000;
 const T0: u64 = 1_800_000_000_000;

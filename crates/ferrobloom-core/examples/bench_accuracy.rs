@@ -19,7 +19,7 @@
 //!
 //! Fixed seeds: the same build prints the same numbers.
 //!
-//! Run: `cargo run --release --features system-alloc --example bench_accuracy --
+//! Run: `cargo run --release -p ferrobloom-core --example bench_accuracy --
 //!       [--parts bloom,cuckoo] [--errors 0.1,0.01,0.001,0.0001] [--capacity 1000000]
 //!       [--probes 1000000] [--layouts classic] [--fp-bits 8,12,16,32]
 //!       [--bucket-sizes 1,2,4] [--cf-slots 262144] [--cf-max-iterations 500]`
@@ -33,9 +33,9 @@ mod layouts;
 use std::time::Instant;
 
 use common::{Args, Json};
-use ferrobloom::core::bloom::{BloomChain, BloomError};
-use ferrobloom::core::cuckoo::{self, CuckooFilter, CuckooHash, CuckooParams};
-use ferrobloom::core::hash::ItemHash;
+use ferrobloom_core::bloom::{BloomChain, BloomError};
+use ferrobloom_core::cuckoo::{self, CuckooFilter, CuckooHash, CuckooParams};
+use ferrobloom_core::hash::ItemHash;
 
 const LN2_SQUARED: f64 = 0.480453013918201;
 const TAG_PROBE: u64 = 0x5052_4f42_0000_0000;

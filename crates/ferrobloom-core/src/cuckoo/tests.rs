@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 const NOCAP: u64 = u64::MAX;
 
-use crate::core::test_rng::SplitMix;
+use crate::test_rng::SplitMix;
 
 fn params(capacity: u64, bucket_size: u8, expansion: u32, fp_bits: u8) -> CuckooParams {
     CuckooParams {

@@ -7,7 +7,7 @@
 
 #![allow(dead_code)]
 
-use ferrobloom::core::bloom::{BloomChain, BloomLayout, Limits};
+use ferrobloom_core::bloom::{BloomChain, BloomLayout, Limits};
 
 /// Every layout the core offers, in table order.
 pub const LAYOUTS: &[&str] = &["classic", "blocked"];

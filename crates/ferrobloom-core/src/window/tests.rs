@@ -3,7 +3,7 @@
 //! rules, the encoding and the limits.
 
 use super::*;
-use crate::core::bloom::Limits;
+use crate::bloom::Limits;
 
 /// splitmix64 (fixed seeds).
 struct Mix(u64);

@@ -1,10 +1,10 @@
-//! What windowed filters (`crate::core::window`) need of a chain: a generation
+//! What windowed filters (`crate::window`) need of a chain: a generation
 //! is an ordinary [`BloomChain`] whose links the window sizes itself, and a
 //! windowed filter is a chain whose `window` holds the generations (its own
 //! `links` stay empty, so every plain path sees no links and no items).
 
 use super::*;
-use crate::core::window::Window;
+use crate::window::Window;
 
 impl BloomChain {
     /// Wraps a windowed filter as the BLOOM type's value.
@@ -42,7 +42,7 @@ impl BloomChain {
 
     /// Every link whose bytes SCANDUMP, RDB and AOF carry, in order: the chain's
     /// own, or each generation's (oldest first).
-    pub(crate) fn data_links(&self) -> impl Iterator<Item = &Link> + '_ {
+    pub fn data_links(&self) -> impl Iterator<Item = &Link> + '_ {
         let gens = self
             .window
             .iter()
@@ -187,7 +187,7 @@ pub(crate) const BATCH_AHEAD: usize = 16;
 /// between them, before the rest (`Link::head_hit`). At the fill a full link
 /// reaches (about half its bits set) a never-added item passes all four with
 /// probability 1/16, so the branch after them is almost always "absent".
-/// Measured with `examples/bench_window.rs` (2, 3, 4, 6: 4 was fastest at 1M,
+/// Measured with `crates/ferrobloom-core/examples/bench_window.rs` (2, 3, 4, 6: 4 was fastest at 1M,
 /// all four within noise at 10M).
 pub(crate) const HEAD_PROBES: u32 = 4;
 

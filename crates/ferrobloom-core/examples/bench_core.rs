@@ -15,7 +15,7 @@
 //!   Small filters repeat each step (fresh filters for adds) until `--min-ops`
 //!   operations are timed. `--rounds` rounds give min / median / max.
 //!
-//! Run: `cargo run --release --features system-alloc --example bench_core --
+//! Run: `cargo run --release -p ferrobloom-core --example bench_core --
 //!       [--parts bloom,cuckoo,hash] [--sizes 16K,256K,4M,64M,1G] [--ops 1000000]
 //!       [--min-ops 1000000] [--rounds 3] [--error 0.01] [--layouts classic]
 //!       [--lengths 8,16,32,64,128,256]`
@@ -30,8 +30,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use common::{Args, Json, SplitMix};
-use ferrobloom::core::cuckoo::{self, CuckooFilter, CuckooHash, CuckooParams};
-use ferrobloom::core::hash::ItemHash;
+use ferrobloom_core::cuckoo::{self, CuckooFilter, CuckooHash, CuckooParams};
+use ferrobloom_core::hash::ItemHash;
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64_with_seed};
 
 const TAG_MEMBER: u64 = 0x4d45_4d42; // per round: TAG_MEMBER + round

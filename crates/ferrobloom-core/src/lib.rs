@@ -1,6 +1,7 @@
 //! The pure-Rust core of ferrobloom: filters, hashing, scaling chains and their
 //! encodings. Nothing in here knows about Redis; it is unit-tested with plain
-//! `cargo test` and reused by the Redis layer (`crate::redis`) and the fuzz targets.
+//! `cargo test -p ferrobloom-core` and used by the Redis module (the `ferrobloom` crate)
+//! and its fuzz targets.
 
 pub mod bits;
 pub mod bloom;
