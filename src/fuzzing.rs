@@ -30,8 +30,9 @@ use crate::cmd::bf::{self as cbf, BloomDefaults, InfoField};
 use crate::cmd::cf::{self as ccf, CuckooDefaults};
 use crate::cmd::lenient::Origin;
 use crate::cmd::parse::{is_keyword, parse_f64, parse_i64, ArgList};
-use ferrobloom_core::bloom::{BloomChain, BloomLayout, Limits, MAX_LINKS_CEILING};
+use ferrobloom_core::bloom::{BloomChain, BloomLayout, Limits, Link, MAX_LINKS_CEILING};
 use ferrobloom_core::cuckoo::{hash_item, CuckooFilter};
+use ferrobloom_core::filter::BloomFilter;
 use ferrobloom_core::hash::ItemHash;
 use ferrobloom_core::payload::{load_payload, RdbRead};
 
@@ -100,7 +101,7 @@ impl<'a> Input<'a> {
 /// A filter's complete persisted form: header and SCANDUMP chunks.
 type Dump = (Vec<u8>, Vec<(i64, Vec<u8>)>);
 
-fn bloom_dump(c: &BloomChain) -> Dump {
+fn bloom_dump(c: &BloomFilter) -> Dump {
     let mut chunks = Vec::new();
     c.for_each_chunk(|it, data| chunks.push((it, data.to_vec())));
     (c.encode_header(), chunks)
@@ -125,7 +126,18 @@ fn reload<T: ferrobloom_core::payload::Payload>(d: &Dump) -> Result<T, String> {
 /// Everything that must hold for any Bloom filter the code accepted or built:
 /// SCANDUMP walks the same chunks `rdb_save` writes, and both the LOADCHUNK path
 /// and the RDB path rebuild an equal filter from them.
-fn check_bloom(c: &BloomChain) {
+/// Every link whose bytes the filter's chunks carry, in order.
+fn links_of(c: &BloomFilter) -> Vec<&Link> {
+    match c {
+        BloomFilter::Chain(c) => c.links().iter().collect(),
+        BloomFilter::Window(w) => w
+            .generation_list()
+            .flat_map(|(_, g)| g.links().iter())
+            .collect(),
+    }
+}
+
+fn check_bloom(c: &BloomFilter) {
     let dump = bloom_dump(c);
     // The SCANDUMP client loop: iterator 1 first, then whatever comes back.
     let mut walked = Vec::new();
@@ -136,14 +148,17 @@ fn check_bloom(c: &BloomChain) {
         it = next;
     }
     assert_eq!(walked, dump.1, "SCANDUMP and RDB chunks differ");
-    let bytes: u64 = c.data_links().map(|l| l.shape().bytes()).sum();
+    let bytes: u64 = links_of(c).iter().map(|l| l.shape().bytes()).sum();
     let dumped: usize = dump.1.iter().map(|(_, d)| d.len()).sum();
     assert_eq!(bytes, dumped as u64);
-    assert_eq!(c.items(), c.data_links().map(|l| l.items()).sum::<u64>());
+    assert_eq!(
+        c.items(),
+        links_of(c).iter().map(|l| l.items()).sum::<u64>()
+    );
     let _ = (c.capacity(), c.expansion(), c.error_rate(), c.mem_usage());
 
     // BF.LOADCHUNK round trip.
-    let mut copy = match BloomChain::from_header(&dump.0, &limits()) {
+    let mut copy = match BloomFilter::from_header(&dump.0, &limits()) {
         Ok(copy) => copy,
         Err(e) => panic!("a filter's own header does not load: {e:?}"),
     };
@@ -154,7 +169,7 @@ fn check_bloom(c: &BloomChain) {
     }
     assert!(bloom_dump(&copy) == dump, "LOADCHUNK round trip differs");
     // RDB round trip.
-    match reload::<BloomChain>(&dump) {
+    match reload::<BloomFilter>(&dump) {
         Ok(copy) => assert!(bloom_dump(&copy) == dump, "RDB round trip differs"),
         Err(e) => panic!("a filter's own payload does not load: {e}"),
     }
@@ -193,7 +208,7 @@ impl BloomOp {
 pub fn rdb_bloom(data: &[u8]) {
     let mut input = Input::new(data);
     let mut consumed = Vec::new();
-    let loaded = load_payload::<BloomChain, _>(&limits(), || {
+    let loaded = load_payload::<BloomFilter, _>(&limits(), || {
         let b = input.buffer()?;
         consumed.push(b);
         Some(b)
@@ -215,7 +230,7 @@ pub fn bloom_chunks(data: &[u8]) {
         return;
     };
     let limits = limits();
-    let mut c = match BloomChain::from_header(header, &limits) {
+    let mut c = match BloomFilter::from_header(header, &limits) {
         Ok(c) => c,
         Err(_) => return,
     };
@@ -239,23 +254,30 @@ pub fn bloom_chunks(data: &[u8]) {
             }
             BloomOp::Add => {
                 let h = c.hash(input.item());
-                if let Some(w) = c.window_mut() {
-                    // A windowed filter: at a time from the input (seconds).
-                    let now = u64::from(input.u32().unwrap_or(0)) * 1000;
-                    w.prefetch(&h);
-                    if w.add(&h, now, &limits).is_ok() {
-                        assert!(w.contains(&h, now), "added item not found");
+                match &mut c {
+                    BloomFilter::Window(w) => {
+                        // A windowed filter: at a time from the input (seconds).
+                        let now = u64::from(input.u32().unwrap_or(0)) * 1000;
+                        w.prefetch(&h);
+                        if w.add(&h, now, &limits).is_ok() {
+                            assert!(w.contains(&h, now), "added item not found");
+                        }
+                        drop(w.take_retired());
                     }
-                    drop(w.take_retired());
-                } else {
-                    c.prefetch(&h);
-                    if c.add(&h, &limits).is_ok() {
-                        assert!(c.contains(&h), "added item not found");
+                    BloomFilter::Chain(c) => {
+                        c.prefetch(&h);
+                        if c.add(&h, &limits).is_ok() {
+                            assert!(c.contains(&h), "added item not found");
+                        }
                     }
                 }
             }
             BloomOp::Exists => {
-                let _ = c.contains(&c.hash(input.item()));
+                let h = c.hash(input.item());
+                let _ = match &c {
+                    BloomFilter::Chain(c) => c.contains(&h),
+                    BloomFilter::Window(w) => w.contains(&h, w.last_ms()),
+                };
             }
             BloomOp::ScanDump => {
                 let it = input.i64().unwrap_or(0);
@@ -268,17 +290,11 @@ pub fn bloom_chunks(data: &[u8]) {
                     assert!(bloom_dump(&copy) == bloom_dump(&c), "COPY differs");
                     // BF.MERGE of a filter with its copy: the same bits, a filter
                     // whose header loads back (the counts stay within their bounds).
-                    if let Ok(m) = BloomChain::merged(&[&c, &copy], &limits) {
+                    if let Ok(m) = BloomFilter::merged(&[&c, &copy], &limits) {
                         check_bloom(&m);
-                        let same = m
-                            .links()
-                            .iter()
-                            .zip(c.links())
-                            .all(|(a, b)| a.data() == b.data());
-                        assert!(
-                            same && m.links().len() == c.links().len(),
-                            "merge changed bits"
-                        );
+                        let (ml, cl) = (links_of(&m), links_of(&c));
+                        let same = ml.iter().zip(&cl).all(|(a, b)| a.data() == b.data());
+                        assert!(same && ml.len() == cl.len(), "merge changed bits");
                     }
                     if copy.merge_from(&[&c], &limits).is_ok() {
                         check_bloom(&copy);
@@ -707,7 +723,7 @@ pub fn rdb_redisbloom(data: &[u8]) {
     if sel & 1 == 0 {
         if let Ok(c) = BloomChain::from_redisbloom_rdb(encver, &mut r, &limits()) {
             assert!(c.is_redisbloom());
-            check_bloom(&c);
+            check_bloom(&BloomFilter::from(c));
         }
     } else if let Ok(f) = CuckooFilter::from_redisbloom_rdb(encver, &mut r, MAX_BYTES, MAX_FILTERS)
     {
@@ -899,7 +915,7 @@ pub fn seeds() -> Vec<Seed> {
         for k in 0..n {
             let _ = c.add(&ItemHash::of(format!("item{k}").as_bytes()), &big);
         }
-        let d = bloom_dump(&c);
+        let d = bloom_dump(&BloomFilter::from(c));
         out.push(("rdb_bloom", format!("seed-{i}"), rdb_seed(&d)));
         out.push((
             "bloom_chunks",
@@ -923,7 +939,7 @@ pub fn seeds() -> Vec<Seed> {
             let h = c.hash(format!("item{k}").as_bytes());
             let _ = c.add(&h, &big);
         }
-        let d = bloom_dump(&c);
+        let d = bloom_dump(&BloomFilter::from(c));
         out.push(("rdb_bloom", format!("seed-v2-{i}"), rdb_seed(&d)));
         out.push((
             "bloom_chunks",
@@ -1071,7 +1087,7 @@ mod tests {
             match *target {
                 "rdb_bloom" => {
                     let mut i = Input::new(data);
-                    assert!(load_payload::<BloomChain, _>(&limits(), || i.buffer()).is_ok());
+                    assert!(load_payload::<BloomFilter, _>(&limits(), || i.buffer()).is_ok());
                 }
                 "rdb_cuckoo" => {
                     let mut i = Input::new(data);

@@ -17,6 +17,7 @@ use crate::cmd::parse::{check_item_sizes, parse_i64, ArgList};
 use ferrobloom_core::bloom::{
     BloomChain, BloomError, BloomLayout, ChainOptions, MAX_CAPACITY, MAX_EXPANSION,
 };
+use ferrobloom_core::filter::BloomFilter;
 use ferrobloom_core::hash::HashAhead;
 use ferrobloom_core::window::Window;
 
@@ -81,9 +82,8 @@ fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
         );
     }
     let limits = bloom_limits(ctx.trusted());
-    let chain = if let Some(ms) = p.window_ms {
-        Window::new(p.capacity, p.error, p.expansion, p.layout, ms, &limits)
-            .map(BloomChain::windowed)
+    let filter = if let Some(ms) = p.window_ms {
+        Window::new(p.capacity, p.error, p.expansion, p.layout, ms, &limits).map(BloomFilter::from)
     } else if p.layout == BloomLayout::RedisBloom {
         BloomChain::new_redisbloom(
             p.capacity,
@@ -92,14 +92,16 @@ fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
             p.nonscaling_growth,
             &limits,
         )
+        .map(BloomFilter::from)
     } else {
         BloomChain::with_options(p.capacity, p.error, p.expansion, p.layout, p.opts, &limits)
+            .map(BloomFilter::from)
     }
     .map_err(|err| map_err(Op::Create, &err))?;
-    if let (Some(n), false) = (p.scale_to, ctx.trusted()) {
+    if let (Some(n), false, Some(chain)) = (p.scale_to, ctx.trusted(), filter.as_chain()) {
         chain.scale_to(Some(n), &limits).map_err(e::scale_limit)?;
     }
-    if key.set(&BLOOM, Box::new(chain)) {
+    if key.set(&BLOOM, Box::new(filter)) {
         Ok(())
     } else {
         Err(e::BF_COULD_NOT_CREATE.into())
@@ -191,7 +193,7 @@ fn add_items(
             }),
         ) => {
             // WINDOW on an existing key: only for the same window.
-            let same = key.existing(&BLOOM)?.window().map(|w| w.window_ms()) == Some(ms);
+            let same = key.existing(&BLOOM)?.as_window().map(|w| w.window_ms()) == Some(ms);
             if !same {
                 return Err(e::WINDOW_EXISTS.into());
             }
@@ -204,11 +206,13 @@ fn add_items(
             Some(p)
         }
     };
-    let chain = key.existing(&BLOOM)?;
-    if chain.window().is_some() {
-        let single = shape == Shape::Single;
-        return window::add(ctx, &args, name, chain, items_from, created, single, at);
-    }
+    let chain = match key.existing(&BLOOM)? {
+        BloomFilter::Chain(c) => c,
+        BloomFilter::Window(w) => {
+            let single = shape == Shape::Single;
+            return window::add(ctx, &args, name, w, items_from, created, single, at);
+        }
+    };
     let limits = bloom_limits(ctx.trusted());
     let mut changed = false;
     match shape {
@@ -339,19 +343,24 @@ pub fn mexists(ctx: Ctx, args: Args) -> CmdResult {
     membership::mexists(ctx, args, &BLOOM)
 }
 
-fn info_value(ctx: Ctx, c: &BloomChain, f: InfoField) {
+fn info_value(ctx: Ctx, c: &BloomFilter, f: InfoField) {
+    let chain = c.as_chain();
     match f {
         InfoField::Error => ctx.reply_double(c.error_rate()),
-        InfoField::Tightening => ctx.reply_double(c.options().tightening),
+        InfoField::Tightening => {
+            let opts = chain.map(BloomChain::options).unwrap_or_default();
+            ctx.reply_double(opts.tightening)
+        }
         InfoField::MaxScaledCapacity => {
-            let total = c.scale_to(None, &bloom_limits(ctx.trusted())).unwrap_or(0);
-            ctx.reply_count(total);
+            let limits = bloom_limits(ctx.trusted());
+            let total = chain.and_then(|c| c.scale_to(None, &limits).ok());
+            ctx.reply_count(total.unwrap_or(0));
         }
         InfoField::Capacity => ctx.reply_count(c.capacity()),
         InfoField::Size => ctx.reply_count(c.mem_usage()),
         InfoField::Filters => ctx.reply_count(c.link_count() as u64),
         InfoField::Items => ctx.reply_count(live_items(c)),
-        InfoField::Window => match c.window() {
+        InfoField::Window => match c.as_window() {
             Some(w) => ctx.reply_double(w.window_ms() as f64 / 1000.0),
             None => ctx.reply_null(),
         },
@@ -381,7 +390,7 @@ pub fn info(ctx: Ctx, args: Args) -> CmdResult {
         // valkey-bloom's growth fields describe a scaling chain: not a
         // non-scaling filter's, nor a windowed one's (its window sizes it).
         if matches!(f, InfoField::Tightening | InfoField::MaxScaledCapacity)
-            && (c.expansion().is_none() || c.window().is_some())
+            && (c.expansion().is_none() || c.as_window().is_some())
         {
             return Err(e::INVALID_INFO_VALUE.into());
         }
@@ -404,10 +413,10 @@ pub fn info(ctx: Ctx, args: Args) -> CmdResult {
 
 /// Items within the live window of a windowed filter (by this server's
 /// clock), or all items of a plain one.
-fn live_items(c: &BloomChain) -> u64 {
-    match c.window() {
-        Some(w) => w.items_at(window::now_ms()),
-        None => c.items(),
+fn live_items(c: &BloomFilter) -> u64 {
+    match c {
+        BloomFilter::Window(w) => w.items_at(window::now_ms()),
+        BloomFilter::Chain(c) => c.items(),
     }
 }
 
@@ -464,9 +473,9 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
     match key.state(&BLOOM) {
         KeyState::WrongType => return Err(e::WRONG_TYPE.into()),
         KeyState::Missing if iter == 1 => {
-            let chain = BloomChain::from_header(data, &bloom_limits(ctx.trusted()))
+            let filter = BloomFilter::from_header(data, &bloom_limits(ctx.trusted()))
                 .map_err(|err| map_err(Op::Load, &err))?;
-            if !key.set(&BLOOM, Box::new(chain)) {
+            if !key.set(&BLOOM, Box::new(filter)) {
                 return Err(e::BAD_DATA.into());
             }
         }
@@ -488,10 +497,10 @@ pub fn debug(ctx: Ctx, args: Args) -> CmdResult {
         return Err(CmdError::WrongArity);
     }
     let mut key = Key::open(ctx, key_name(&args)?, false);
-    let c = key.existing(&BLOOM)?;
-    if let Some(w) = c.window() {
-        return debug_window(ctx, c, w);
-    }
+    let c = match key.existing(&BLOOM)? {
+        BloomFilter::Chain(c) => c,
+        BloomFilter::Window(w) => return debug_window(ctx, w),
+    };
     ctx.reply_array(1 + c.links().len());
     ctx.reply_bulk(format!("size:{}", c.items()).as_bytes());
     for l in c.links() {
@@ -524,9 +533,9 @@ fn layout_suffix(layout: BloomLayout) -> &'static str {
 /// BF.DEBUG on a windowed filter: `size:<items in the live window>`, a line
 /// with the window, then one line per link as for a plain filter, each with
 /// its generation's index and whether it is live by this server's clock.
-fn debug_window(ctx: Ctx, c: &BloomChain, w: &Window) -> CmdResult {
+fn debug_window(ctx: Ctx, w: &Window) -> CmdResult {
     let now = w.effective(window::now_ms());
-    ctx.reply_array(2 + c.link_count());
+    ctx.reply_array(2 + w.link_count());
     ctx.reply_bulk(format!("size:{}", w.items_at(now)).as_bytes());
     ctx.reply_bulk(
         format!(
@@ -547,7 +556,7 @@ fn debug_window(ctx: Ctx, c: &BloomChain, w: &Window) -> CmdResult {
                 s.bytes(),
                 s.bits,
                 s.hashes,
-                c.scheme().width(),
+                w.scheme().width(),
                 s.entries,
                 l.items(),
                 format_g(s.error),

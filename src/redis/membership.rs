@@ -7,8 +7,8 @@ use super::api::{Args, Ctx, Key, ModuleType};
 use super::bf::{check_items, key_name, CmdResult};
 use super::types::FilterValue;
 use crate::cmd::errors::CmdError;
-use ferrobloom_core::bloom::BloomChain;
 use ferrobloom_core::cuckoo::{hash_for, CuckooFilter};
+use ferrobloom_core::filter::BloomFilter;
 use ferrobloom_core::hash::HashAhead;
 
 /// What a lookup needs of a filter.
@@ -41,7 +41,7 @@ pub trait Probe: FilterValue {
     }
 }
 
-impl Probe for BloomChain {
+impl Probe for BloomFilter {
     type Hash = ferrobloom_core::hash::ItemHash;
     fn hasher(&self) -> impl Fn(&[u8]) -> Self::Hash {
         let scheme = self.scheme();
@@ -49,26 +49,29 @@ impl Probe for BloomChain {
     }
     #[inline]
     fn prefetch(&self, h: &Self::Hash) {
-        match self.window() {
-            None => BloomChain::prefetch(self, h),
-            Some(w) => w.prefetch(h),
+        match self {
+            BloomFilter::Chain(c) => c.prefetch(h),
+            BloomFilter::Window(w) => w.prefetch(h),
         }
     }
     #[inline]
     fn contains(&self, h: &Self::Hash) -> bool {
-        BloomChain::contains(self, h)
+        match self {
+            BloomFilter::Chain(c) => c.contains(h),
+            BloomFilter::Window(w) => w.contains(h, super::window::now_ms()),
+        }
     }
     fn read_time(&self) -> u64 {
-        match self.window() {
-            Some(w) => w.read_mark(super::window::now_ms()),
-            None => 0,
+        match self {
+            BloomFilter::Window(w) => w.read_mark(super::window::now_ms()),
+            BloomFilter::Chain(_) => 0,
         }
     }
     #[inline]
     fn contains_at(&self, h: &Self::Hash, mark: u64) -> bool {
-        match self.window() {
-            None => BloomChain::contains(self, h),
-            Some(w) => w.contains_marked(h, mark),
+        match self {
+            BloomFilter::Chain(c) => c.contains(h),
+            BloomFilter::Window(w) => w.contains_marked(h, mark),
         }
     }
     /// A windowed filter answers generation by generation
@@ -79,7 +82,7 @@ impl Probe for BloomChain {
         n: usize,
         mark: u64,
     ) -> Option<Result<Vec<u64>, CmdError>> {
-        let w = self.window()?;
+        let w = self.as_window()?;
         let scheme = self.scheme();
         let (mut hashes, mut found) = (Vec::new(), Vec::new());
         if hashes.try_reserve_exact(n).is_err() || found.try_reserve_exact(n.div_ceil(64)).is_err()

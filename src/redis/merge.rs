@@ -24,7 +24,8 @@ use super::config::{bloom_limits, merge_max_bytes};
 use super::types::BLOOM;
 use crate::cmd::errors::{self as e, CmdError};
 use crate::cmd::merge::{parse_merge, FIRST_SOURCE};
-use ferrobloom_core::bloom::{BloomChain, MergeError};
+use ferrobloom_core::bloom::MergeError;
+use ferrobloom_core::filter::BloomFilter;
 
 /// Answers a key-position request (the command is registered `getkeys-api`):
 /// the destination and every source. Redis 7.0's Cluster finds a module
@@ -90,7 +91,7 @@ pub fn merge(ctx: Ctx, args: Args) -> CmdResult {
     }
     let positions: Vec<usize> = keys.iter().map(|(p, _)| *p).collect();
     let position = |i: usize| positions.get(i).copied().unwrap_or(0);
-    let mut sources: Vec<&BloomChain> = Vec::new();
+    let mut sources: Vec<&BloomFilter> = Vec::new();
     for (_, key) in keys.iter_mut() {
         sources.push(key.existing(&BLOOM)?);
     }
@@ -100,7 +101,7 @@ pub fn merge(ctx: Ctx, args: Args) -> CmdResult {
     match dest_state {
         KeyState::Found => {
             let d = dest.existing(&BLOOM)?;
-            let plan = BloomChain::merge_plan(Some(d), &sources).map_err(refuse)?;
+            let plan = BloomFilter::merge_plan(Some(d), &sources).map_err(refuse)?;
             check_bound(plan.touched, trusted)?;
             if !sources.is_empty() {
                 d.merge_from(&sources, &limits).map_err(refuse)?;
@@ -108,9 +109,9 @@ pub fn merge(ctx: Ctx, args: Args) -> CmdResult {
             }
         }
         _ => {
-            let plan = BloomChain::merge_plan(None, &sources).map_err(refuse)?;
+            let plan = BloomFilter::merge_plan(None, &sources).map_err(refuse)?;
             check_bound(plan.touched, trusted)?;
-            let chain = BloomChain::merged(&sources, &limits).map_err(refuse)?;
+            let chain = BloomFilter::merged(&sources, &limits).map_err(refuse)?;
             if !dest.set(&BLOOM, Box::new(chain)) {
                 return Err(e::BF_COULD_NOT_CREATE.into());
             }

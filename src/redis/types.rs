@@ -41,8 +41,8 @@ use super::api::{api, log, ModuleType};
 use super::config;
 use super::guard::{guard, guard_persist};
 use super::stats::{self, Figures, Gauges, BLOOM_GAUGES, CUCKOO_GAUGES};
-use ferrobloom_core::bloom::BloomChain;
 use ferrobloom_core::cuckoo::CuckooFilter;
+use ferrobloom_core::filter::BloomFilter;
 use ferrobloom_core::payload::{load_payload_as, HeaderFormat, Payload, RdbRead};
 
 /// ferrobloom's RDB encoding version for both types.
@@ -60,7 +60,7 @@ const SCHEME_REDISBLOOM: u64 = 1;
 /// hash scheme 2") instead of refusing every payload of a new version.
 const SCHEME_WINDOWED: u64 = 2;
 
-pub static BLOOM: ModuleType<BloomChain> = ModuleType::new();
+pub static BLOOM: ModuleType<BloomFilter> = ModuleType::new();
 pub static CUCKOO: ModuleType<CuckooFilter> = ModuleType::new();
 
 /// What the data-type callbacks need from a filter (loading is [`Payload`]).
@@ -73,7 +73,7 @@ pub trait FilterValue: Payload {
     /// Visits the SCANDUMP data chunks in order (linear time).
     fn for_each_chunk(&self, f: impl FnMut(i64, &[u8]));
     fn mem_usage(&self) -> usize;
-    /// Every heap block besides the value itself (see `BloomChain::heap_blocks`).
+    /// Every heap block besides the value itself (see `BloomFilter::heap_blocks`).
     fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize, usize));
     fn try_clone(&self) -> Option<Self>;
     /// Its contribution to the `INFO bf` gauges.
@@ -87,32 +87,32 @@ pub trait FilterValue: Payload {
     }
 }
 
-impl FilterValue for BloomChain {
+impl FilterValue for BloomFilter {
     const TYPE_NAME: &'static CStr = c"MBbloom--";
     const LOADCHUNK: &'static CStr = c"BF.LOADCHUNK";
     const WINDOWED: bool = true;
     fn is_windowed(&self) -> bool {
-        self.window().is_some()
+        self.as_window().is_some()
     }
     fn header(&self) -> Vec<u8> {
         self.encode_header()
     }
     fn for_each_chunk(&self, f: impl FnMut(i64, &[u8])) {
-        BloomChain::for_each_chunk(self, f)
+        BloomFilter::for_each_chunk(self, f)
     }
     fn mem_usage(&self) -> usize {
-        BloomChain::mem_usage(self) as usize
+        BloomFilter::mem_usage(self) as usize
     }
     fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize, usize)) {
-        BloomChain::heap_blocks(self, f)
+        BloomFilter::heap_blocks(self, f)
     }
     fn try_clone(&self) -> Option<Self> {
-        BloomChain::try_clone(self).ok()
+        BloomFilter::try_clone(self).ok()
     }
     fn figures(&self) -> Figures {
         Figures::new(
             1,
-            i64::try_from(BloomChain::mem_usage(self)).unwrap_or(i64::MAX),
+            i64::try_from(BloomFilter::mem_usage(self)).unwrap_or(i64::MAX),
             self.items(),
             self.link_count() as i64,
         )

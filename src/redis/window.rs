@@ -24,6 +24,7 @@ use super::config::bloom_limits;
 use crate::cmd::bf::CreateParams;
 use crate::cmd::errors::{bloom as map_err, Op};
 use ferrobloom_core::bloom::{BloomChain, BloomError};
+use ferrobloom_core::window::Window;
 
 /// Test builds only: milliseconds added to the server clock (FERROBLOOM.CLOCK).
 static CLOCK_OFFSET_MS: AtomicI64 = AtomicI64::new(0);
@@ -82,20 +83,14 @@ pub fn add(
     ctx: Ctx,
     args: &Args,
     name: *mut raw::RedisModuleString,
-    chain: &mut BloomChain,
+    w: &mut Window,
     items_from: usize,
     created: Option<CreateParams>,
     single: bool,
     at: Option<u64>,
 ) -> CmdResult {
     let limits = bloom_limits(ctx.trusted());
-    let scheme = chain.scheme();
-    let Some(w) = chain.window_mut() else {
-        return Err(map_err(
-            Op::Insert,
-            &BloomError::InvalidParams("not windowed"),
-        ));
-    };
+    let scheme = w.scheme();
     let now = w.effective(at.unwrap_or_else(now_ms));
     let mut changed = w.advance(now);
     let mut refused: Vec<usize> = Vec::new();

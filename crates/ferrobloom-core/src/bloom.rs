@@ -67,18 +67,20 @@
 use super::bits::{AllocError, Line, Words, LINE_BITS};
 use super::hash::{fastrange, HashScheme, ItemHash};
 
+mod batch;
 mod encoding;
-mod generation;
 mod merge;
 mod redisbloom;
-pub(crate) use encoding::Reader;
+pub(crate) use batch::BATCH_AHEAD;
 #[cfg(test)]
 use encoding::HEADER_FIXED;
+pub(crate) use encoding::{
+    links_fill_chunks, links_for_each_chunk, links_load_chunk, links_scandump_chunk, Reader,
+};
 pub use encoding::{
     HEADER_MAGIC, HEADER_VERSION, HEADER_VERSION_OPTIONS, LAYOUT_BLOCKED, LAYOUT_CLASSIC,
     LAYOUT_PAIRED, LAYOUT_REDISBLOOM,
 };
-pub(crate) use generation::{BATCH_AHEAD, GEN_CHAIN_OVERHEAD, GEN_LINK_OVERHEAD};
 pub use merge::{hash_alike, MergeError, MergePlan};
 pub use redisbloom::{RbChain, RB_MAX_HASHES};
 
@@ -1046,14 +1048,12 @@ pub struct BloomChain {
     /// redo it for every item (measured: 3.7 ms per refused item). Not
     /// persisted; cleared when a link is added.
     pending_shape: Option<LinkShape>,
-    /// Set for windowed filters (`WINDOW seconds`, `crate::window`): the
-    /// generations hold the links and `links` stays empty.
-    window: Option<Box<crate::window::Window>>,
 }
 
 /// The fixed part of `mem_usage`, per RedisBloom's formula (spec 8.3).
-const CHAIN_OVERHEAD: u64 = 32;
-const LINK_OVERHEAD: u64 = 64;
+pub(crate) const CHAIN_OVERHEAD: u64 = 32;
+/// The per-link part of `mem_usage` (RedisBloom's formula).
+pub(crate) const LINK_OVERHEAD: u64 = 64;
 
 impl BloomChain {
     /// Creates a classic filter for `capacity` items at `error`, growing by
@@ -1124,7 +1124,6 @@ impl BloomChain {
             rb: None,
             opts,
             pending_shape: None,
-            window: None,
         };
         chain.push_link(shape, limits)?;
         Ok(chain)
@@ -1301,9 +1300,6 @@ impl BloomChain {
 
     /// Total item capacity (sum of link capacities).
     pub fn capacity(&self) -> u64 {
-        if let Some(w) = &self.window {
-            return w.capacity();
-        }
         self.links
             .iter()
             .fold(0u64, |acc, l| acc.saturating_add(l.shape.entries))
@@ -1311,17 +1307,11 @@ impl BloomChain {
 
     /// Items accepted as new.
     pub fn items(&self) -> u64 {
-        match &self.window {
-            Some(w) => w.items(),
-            None => self.items,
-        }
+        self.items
     }
 
     /// `None` for non-scaling filters.
     pub fn expansion(&self) -> Option<u32> {
-        if let Some(w) = &self.window {
-            return w.expansion();
-        }
         match self.rb {
             Some(rb) => rb.scaling().then_some(rb.growth),
             None => (self.expansion != 0).then_some(self.expansion),
@@ -1348,15 +1338,13 @@ impl BloomChain {
         self.rb.is_some()
     }
 
+    /// The links, oldest first.
     pub fn links(&self) -> &[Link] {
         &self.links
     }
 
     /// The error rate the filter was created with (derived from the first link).
     pub fn error_rate(&self) -> f64 {
-        if let Some(w) = &self.window {
-            return w.error();
-        }
         match self.links.first() {
             Some(l) if self.expansion != 0 => l.shape.error / TIGHTENING_RATIO,
             Some(l) => l.shape.error,
@@ -1367,9 +1355,6 @@ impl BloomChain {
     /// Memory estimate in bytes: RedisBloom's formula `32 + 64 * links + bytes`
     /// (BF.INFO `Size`, MEMORY USAGE, and the quantity the memory cap bounds).
     pub fn mem_usage(&self) -> u64 {
-        if let Some(w) = &self.window {
-            return w.mem_usage();
-        }
         self.links.iter().fold(CHAIN_OVERHEAD, |acc, l| {
             acc.saturating_add(LINK_OVERHEAD + l.shape.bytes())
         })
@@ -1394,15 +1379,6 @@ impl BloomChain {
                 f(p, n, a);
             }
         }
-        if let Some(w) = &self.window {
-            let w: &crate::window::Window = w;
-            f(
-                w as *const _ as *const u8,
-                std::mem::size_of_val(w),
-                std::mem::align_of_val(w),
-            );
-            w.heap_blocks(f);
-        }
     }
 
     /// A fallible deep copy (for COPY).
@@ -1421,10 +1397,6 @@ impl BloomChain {
             rb: self.rb,
             opts: self.opts,
             pending_shape: self.pending_shape,
-            window: match &self.window {
-                Some(w) => Some(Box::new(w.try_clone()?)),
-                None => None,
-            },
         })
     }
 }

@@ -4,17 +4,10 @@
 //! sync) calls [`load_payload`] with a closure that reads RDB string buffers,
 //! and the fuzz targets call it with buffers cut from arbitrary bytes.
 
-use super::bloom::{BloomChain, Limits, SCANDUMP_CHUNK};
+use super::bloom::{Limits, SCANDUMP_CHUNK};
 use super::cuckoo::CuckooFilter;
-
-/// Reads RedisBloom's RDB primitives, in the order its loaders read them (the
-/// Redis layer reads a `RedisModuleIO`; tests and fuzz targets read memory).
-pub trait RdbRead {
-    type Buf: AsRef<[u8]>;
-    fn unsigned(&mut self) -> Option<u64>;
-    fn double(&mut self) -> Option<f64>;
-    fn buffer(&mut self) -> Option<Self::Buf>;
-}
+use super::filter::BloomFilter;
+pub use super::rdb::RdbRead;
 
 /// Which header format a payload carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,12 +48,12 @@ pub trait Payload: Sized {
     ) -> Result<Self, String>;
 }
 
-impl Payload for BloomChain {
+impl Payload for BloomFilter {
     fn from_header(bytes: &[u8], limits: &Limits, format: HeaderFormat) -> Result<Self, String> {
         match format {
-            HeaderFormat::Any => BloomChain::from_header(bytes, limits),
-            HeaderFormat::Native => BloomChain::from_native_header(bytes, limits),
-            HeaderFormat::RedisBloom => BloomChain::from_rb_header(bytes, limits),
+            HeaderFormat::Any => BloomFilter::from_header(bytes, limits),
+            HeaderFormat::Native => BloomFilter::from_native_header(bytes, limits),
+            HeaderFormat::RedisBloom => BloomFilter::from_rb_header(bytes, limits),
         }
         .map_err(|e| format!("{e:?}"))
     }
@@ -69,24 +62,26 @@ impl Payload for BloomChain {
         limits: &Limits,
         format: HeaderFormat,
     ) -> Result<Vec<u64>, String> {
-        BloomChain::header_link_bytes(bytes, limits, format.redisbloom())
+        BloomFilter::header_link_bytes(bytes, limits, format.redisbloom())
             .map_err(|e| format!("{e:?}"))
     }
     fn fill_chunks(
         &mut self,
         read: impl FnMut(&mut [u8]) -> Result<(), String>,
     ) -> Result<(), String> {
-        BloomChain::fill_chunks(self, read)
+        BloomFilter::fill_chunks(self, read)
     }
     fn is_redisbloom(&self) -> bool {
-        BloomChain::is_redisbloom(self)
+        BloomFilter::is_redisbloom(self)
     }
     fn from_redisbloom_rdb<R: RdbRead>(
         encver: i32,
         r: &mut R,
         limits: &Limits,
     ) -> Result<Self, String> {
-        BloomChain::from_redisbloom_rdb(encver, r, limits).map_err(|e| format!("{e:?}"))
+        crate::bloom::BloomChain::from_redisbloom_rdb(encver, r, limits)
+            .map(BloomFilter::Chain)
+            .map_err(|e| format!("{e:?}"))
     }
 }
 

@@ -80,9 +80,6 @@ impl BloomChain {
     /// format instead (`encode_rb_header`, documented in `redisbloom.rs`), the
     /// only one that describes it and the one RedisBloom's LOADCHUNK takes.
     pub fn encode_header(&self) -> Vec<u8> {
-        if let Some(w) = &self.window {
-            return w.encode_header();
-        }
         if let Some(rb) = &self.rb {
             return self.encode_rb_header(rb);
         }
@@ -131,9 +128,6 @@ impl BloomChain {
     /// 37 ferrobloom links), where a RedisBloom header would also need a total item
     /// count whose low bytes spell the magic and version.
     pub fn from_header(bytes: &[u8], limits: &Limits) -> Result<Self, BloomError> {
-        if bytes.starts_with(&crate::window::WINDOW_MAGIC) {
-            return Self::from_window_header(bytes, limits);
-        }
         if bytes.starts_with(&HEADER_MAGIC) {
             match Self::from_native_header(bytes, limits) {
                 Ok(c) => return Ok(c),
@@ -146,9 +140,6 @@ impl BloomChain {
     /// Reads ferrobloom's own header only (RDB payloads record which format
     /// their header has).
     pub fn from_native_header(bytes: &[u8], limits: &Limits) -> Result<Self, BloomError> {
-        if bytes.starts_with(&crate::window::WINDOW_MAGIC) {
-            return Self::from_window_header(bytes, limits);
-        }
         let (total, expansion, opts, shapes) = Self::parse_native_header(bytes, limits)?;
         let mut chain = Self::build(total, expansion, None, shapes)?;
         chain.opts = opts;
@@ -163,9 +154,6 @@ impl BloomChain {
         limits: &Limits,
         redisbloom: Option<bool>,
     ) -> Result<Vec<u64>, BloomError> {
-        if redisbloom != Some(true) && bytes.starts_with(&crate::window::WINDOW_MAGIC) {
-            return crate::window::Window::header_link_bytes(bytes, limits);
-        }
         let native = || Self::parse_native_header(bytes, limits).map(|(_, _, _, s)| s);
         let rb = || Self::parse_rb_header(bytes, limits).map(|(_, _, s)| s);
         let shapes = match redisbloom {
@@ -202,7 +190,6 @@ impl BloomChain {
             rb,
             opts: ChainOptions::default(),
             pending_shape: None,
-            window: None,
         })
     }
 
@@ -340,91 +327,118 @@ impl BloomChain {
     /// most [`SCANDUMP_CHUNK`] long, with the iterator to ask for next
     /// (`iter + len`). `None` past the end (and for `iter < 1`).
     pub fn scandump_chunk(&self, iter: i64) -> Option<(i64, &[u8])> {
-        let offset = u64::try_from(iter.checked_sub(1)?).ok()?;
-        let (link, start) = self.locate(offset)?;
-        let data = link.data();
-        let start = usize::try_from(start).ok()?;
-        let rest = data.get(start..)?;
-        let len = rest.len().min(SCANDUMP_CHUNK as usize);
-        let chunk = rest.get(..len)?;
-        let next = iter.checked_add(i64::try_from(len).ok()?)?;
-        Some((next, chunk))
+        links_scandump_chunk(self.links.iter(), iter)
     }
 
     /// Visits every SCANDUMP data chunk in order, as `(iterator returned with
     /// the chunk, bytes)`, in time linear in the filter's size.
-    pub fn for_each_chunk(&self, mut f: impl FnMut(i64, &[u8])) {
-        let mut iter = 1i64;
-        for link in self.data_links() {
-            for piece in link.data().chunks(SCANDUMP_CHUNK as usize) {
-                iter = iter.saturating_add(piece.len() as i64);
-                f(iter, piece);
-            }
-        }
+    pub fn for_each_chunk(&self, f: impl FnMut(i64, &[u8])) {
+        links_for_each_chunk(self.links.iter(), f)
     }
 
     /// Fills every link from a stream of chunks in SCANDUMP order: `read` is
     /// called with each chunk's destination (its length is the chunk's).
     pub fn fill_chunks<E>(
         &mut self,
-        mut read: impl FnMut(&mut [u8]) -> Result<(), E>,
+        read: impl FnMut(&mut [u8]) -> Result<(), E>,
     ) -> Result<(), E> {
-        for link in self.data_links_mut() {
-            for piece in link.data_mut().chunks_mut(SCANDUMP_CHUNK as usize) {
-                read(piece)?;
-            }
-        }
-        Ok(())
+        links_fill_chunks(self.links.iter_mut(), read)
     }
 
     /// LOADCHUNK data: `iter` is the iterator SCANDUMP returned *with* `data`, so
     /// the data covers bytes `iter - 1 - len .. iter - 1`.
     pub fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), BloomError> {
-        // RedisBloom 2.8's checks, in its order (`SBChain_LoadEncodedChunk`):
-        // an iterator below the chunk's length is bad data; a chunk ending
-        // before byte 1 has no link; an empty chunk inside a link loads nothing.
-        let len = data.len() as u64;
-        let iter = u64::try_from(iter)
-            .ok()
-            .filter(|&i| i > 0 && i >= len)
-            .ok_or(BloomError::BadChunk)?;
-        let offset = (iter - len)
-            .checked_sub(1)
-            .ok_or(BloomError::NoLinkForOffset)?;
-        let (index, start) = self
-            .locate_index(offset)
-            .ok_or(BloomError::NoLinkForOffset)?;
-        let link = self
-            .data_links_mut()
-            .nth(index)
-            .ok_or(BloomError::NoLinkForOffset)?;
-        let dst = link.data_mut();
-        let start = usize::try_from(start).map_err(|_| BloomError::ChunkTooBig)?;
+        links_load_chunk(self.links.iter_mut(), iter, data)
+    }
+}
+
+// The chunk stream of a sequence of links, written once for every filter made of
+// links: a chain's own, and a windowed filter's generations' links in order.
+
+/// [`BloomChain::scandump_chunk`] over `links` in order.
+pub(crate) fn links_scandump_chunk<'a>(
+    links: impl Iterator<Item = &'a Link>,
+    iter: i64,
+) -> Option<(i64, &'a [u8])> {
+    let mut offset = u64::try_from(iter.checked_sub(1)?).ok()?;
+    for link in links {
+        let b = link.shape().bytes();
+        if offset >= b {
+            offset -= b;
+            continue;
+        }
+        let start = usize::try_from(offset).ok()?;
+        let rest = link.data().get(start..)?;
+        let len = rest.len().min(SCANDUMP_CHUNK as usize);
+        let chunk = rest.get(..len)?;
+        let next = iter.checked_add(i64::try_from(len).ok()?)?;
+        return Some((next, chunk));
+    }
+    None
+}
+
+/// [`BloomChain::for_each_chunk`] over `links` in order.
+pub(crate) fn links_for_each_chunk<'a>(
+    links: impl Iterator<Item = &'a Link>,
+    mut f: impl FnMut(i64, &[u8]),
+) {
+    let mut iter = 1i64;
+    for link in links {
+        for piece in link.data().chunks(SCANDUMP_CHUNK as usize) {
+            iter = iter.saturating_add(piece.len() as i64);
+            f(iter, piece);
+        }
+    }
+}
+
+/// [`BloomChain::fill_chunks`] over `links` in order.
+pub(crate) fn links_fill_chunks<'a, E>(
+    links: impl Iterator<Item = &'a mut Link>,
+    mut read: impl FnMut(&mut [u8]) -> Result<(), E>,
+) -> Result<(), E> {
+    for link in links {
+        for piece in link.data_mut().chunks_mut(SCANDUMP_CHUNK as usize) {
+            read(piece)?;
+        }
+    }
+    Ok(())
+}
+
+/// [`BloomChain::load_chunk`] over `links` in order.
+pub(crate) fn links_load_chunk<'a>(
+    links: impl Iterator<Item = &'a mut Link>,
+    iter: i64,
+    data: &[u8],
+) -> Result<(), BloomError> {
+    // RedisBloom 2.8's checks, in its order (`SBChain_LoadEncodedChunk`):
+    // an iterator below the chunk's length is bad data; a chunk ending
+    // before byte 1 has no link; an empty chunk inside a link loads nothing.
+    let len = data.len() as u64;
+    let iter = u64::try_from(iter)
+        .ok()
+        .filter(|&i| i > 0 && i >= len)
+        .ok_or(BloomError::BadChunk)?;
+    let mut offset = (iter - len)
+        .checked_sub(1)
+        .ok_or(BloomError::NoLinkForOffset)?;
+    for link in links {
+        let b = link.shape().bytes();
+        if offset >= b {
+            offset -= b;
+            continue;
+        }
+        let start = usize::try_from(offset).map_err(|_| BloomError::ChunkTooBig)?;
         let stop = start
             .checked_add(data.len())
             .ok_or(BloomError::ChunkTooBig)?;
-        let dst = dst.get_mut(start..stop).ok_or(BloomError::ChunkTooBig)?;
+        let dst = link
+            .data_mut()
+            .get_mut(start..stop)
+            .ok_or(BloomError::ChunkTooBig)?;
         dst.copy_from_slice(data);
-        Ok(())
+        return Ok(());
     }
-
-    fn locate(&self, offset: u64) -> Option<(&Link, u64)> {
-        let (i, start) = self.locate_index(offset)?;
-        Some((self.data_links().nth(i)?, start))
-    }
-
-    /// The link holding byte `offset` of the concatenated link bytes, and the
-    /// offset inside it.
-    fn locate_index(&self, mut offset: u64) -> Option<(usize, u64)> {
-        for (i, l) in self.data_links().enumerate() {
-            let b = l.shape.bytes();
-            if offset < b {
-                return Some((i, offset));
-            }
-            offset -= b;
-        }
-        None
-    }
+    Err(BloomError::NoLinkForOffset)
 }
 
 /// A bounds-checked little-endian reader for headers.

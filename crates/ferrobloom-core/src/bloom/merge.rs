@@ -10,7 +10,7 @@
 //! grown; a short chain is compared with the links it has. The inputs are
 //! checked in order against the shapes of all the inputs before them (the
 //! longest chain so far), so three filters merge only when every pair does.
-//! [`unmergeable`] lists the kinds of filter no merge takes (none yet).
+//! Only chains merge: `BloomFilter` (`filter.rs`) refuses the other kinds.
 //!
 //! # The result
 //! Link `i` of the result is the bitwise OR of link `i` of every input that has
@@ -59,31 +59,25 @@ pub fn hash_alike(a: &BloomChain, b: &BloomChain) -> bool {
     a.same_hashing(b)
 }
 
-/// Why a filter can never be merged, whatever the others are (`None`: it can).
-/// One line per kind of filter BF.MERGE refuses.
-fn unmergeable(c: &BloomChain) -> Option<&'static str> {
-    if c.window.is_some() {
-        // Generations of different filters start at different times: no
-        // link-by-link union keeps every item's lifetime (docs/windowed.md).
-        return Some("a windowed filter");
-    }
-    None
-}
-
 /// Why a merge was refused. `input` is the index of the refused source in the
 /// slice given, `None` for the destination.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MergeError {
     /// The filter is of a kind no merge takes (`why` says which).
     Unmergeable {
+        /// The refused source's index, `None` for the destination.
         input: Option<usize>,
+        /// The kind, as the error reply names it ("a windowed filter").
         why: &'static str,
     },
     /// The filter differs from the inputs before it in `what` (of link `link`,
     /// 0-based, when it is a link's property).
     Incompatible {
+        /// The refused source's index, `None` for the destination.
         input: Option<usize>,
+        /// The property that differs ("hash scheme", "bit count", ...).
         what: &'static str,
+        /// The link (0-based) whose property differs, for a link's property.
         link: Option<usize>,
     },
     /// A bound or the allocator refused the result (`MemoryCap`, `MaxLinks`,
@@ -153,9 +147,6 @@ impl BloomChain {
         // The shapes of the longest chain so far: link i of the result.
         let mut shapes: Vec<LinkShape> = Vec::new();
         for (input, c) in inputs {
-            if let Some(why) = unmergeable(c) {
-                return Err(MergeError::Unmergeable { input, why });
-            }
             if c.links.is_empty() {
                 return Err(BloomError::InvalidParams("filter has no links").into());
             }
@@ -219,7 +210,6 @@ impl BloomChain {
             rb: first.rb,
             opts: first.opts,
             pending_shape: None,
-            window: None,
         };
         out.merge_in(false, sources, limits)?;
         Ok(out)

@@ -33,7 +33,7 @@
 //! RedisBloom 1.x files break the first, so neither is required here.)
 
 use super::*;
-use crate::payload::RdbRead;
+use crate::rdb::RdbRead;
 
 /// RedisBloom's option bits (`deps/bloom/bloom.h`, `src/sb.h`).
 pub const OPT_NOROUND: u32 = 1;
@@ -304,7 +304,6 @@ impl BloomChain {
             rb: Some(rb),
             opts: ChainOptions::default(),
             pending_shape: None,
-            window: None,
         }
     }
 

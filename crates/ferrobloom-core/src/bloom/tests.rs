@@ -600,7 +600,7 @@ enum Field {
     D(f64),
     B(Vec<u8>),
 }
-impl crate::payload::RdbRead for Fields {
+impl crate::rdb::RdbRead for Fields {
     type Buf = Vec<u8>;
     fn unsigned(&mut self) -> Option<u64> {
         match (!self.0.is_empty()).then(|| self.0.remove(0))? {

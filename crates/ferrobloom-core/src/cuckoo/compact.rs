@@ -6,18 +6,6 @@ use super::filter::*;
 use super::table::*;
 use super::*;
 
-/// Where an incremental compaction pass stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct CompactCursor {
-    /// Sub-filter being emptied (passes run newest → 1).
-    pub(super) filter: u32,
-    /// Next slot of that sub-filter to examine.
-    pub(super) slot: u64,
-    /// Continue past a sub-filter that could not be emptied (CF.COMPACT) or stop
-    /// there (automatic compaction after deletes, like RedisBloom).
-    pub(super) cont: bool,
-}
-
 impl CuckooFilter {
     pub(super) fn start_pass(&mut self, cont: bool) {
         let newest = self.subs.len().saturating_sub(1);

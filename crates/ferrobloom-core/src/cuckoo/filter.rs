@@ -1,7 +1,6 @@
 //! The chain of sub-filters: creation, lookups, counting, insertion with
 //! kick-outs, growth and deletion.
 
-use super::compact::*;
 use super::table::*;
 use super::*;
 
@@ -700,4 +699,16 @@ fn on_chain(q: &[(u64, usize, u64)], mut at: usize, bucket: u64) -> bool {
         at = parent;
     }
     false
+}
+
+/// Where an incremental compaction pass stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct CompactCursor {
+    /// Sub-filter being emptied (passes run newest → 1).
+    pub(super) filter: u32,
+    /// Next slot of that sub-filter to examine.
+    pub(super) slot: u64,
+    /// Continue past a sub-filter that could not be emptied (CF.COMPACT) or stop
+    /// there (automatic compaction after deletes, like RedisBloom).
+    pub(super) cont: bool,
 }

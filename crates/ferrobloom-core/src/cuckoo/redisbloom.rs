@@ -26,7 +26,7 @@
 use super::filter::*;
 use super::table::*;
 use super::*;
-use crate::payload::RdbRead;
+use crate::rdb::RdbRead;
 
 /// Length of RedisBloom's cuckoo header.
 pub const RB_HEADER_LEN: usize = 38;

@@ -9,6 +9,7 @@
 
 use super::bloom::{BloomChain, BloomLayout, ChainOptions, Limits};
 use super::cuckoo::{CuckooFilter, CuckooParams};
+use super::filter::BloomFilter;
 use super::window::Window;
 
 const LIMITS: Limits = Limits {
@@ -17,10 +18,7 @@ const LIMITS: Limits = Limits {
     max_filters: 32,
 };
 
-const FILE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/encodings.tsv"
-);
+const FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/encodings.tsv");
 
 fn item(tag: &str, i: u64) -> Vec<u8> {
     format!("{tag}:{i}").into_bytes()
@@ -94,14 +92,17 @@ fn bits(answers: impl Iterator<Item = bool>) -> String {
     answers.map(|b| if b { '1' } else { '0' }).collect()
 }
 
-fn bloom_case(name: &str, c: &BloomChain, tag: &str, added: u64) -> Case {
+fn bloom_case(name: &str, c: &BloomFilter, tag: &str, added: u64) -> Case {
     let mut chunks = Vec::new();
     let mut it = 1;
     while let Some((next, data)) = c.scandump_chunk(it) {
         chunks.push((next, data.to_vec()));
         it = next;
     }
-    let answers = bits(probes(tag, added).iter().map(|p| c.contains(&c.hash(p))));
+    let answers = bits(probes(tag, added).iter().map(|p| match c {
+        BloomFilter::Chain(c) => c.contains(&c.hash(p)),
+        BloomFilter::Window(_) => false,
+    }));
     Case {
         name: name.to_string(),
         header: c.encode_header(),
@@ -110,9 +111,13 @@ fn bloom_case(name: &str, c: &BloomChain, tag: &str, added: u64) -> Case {
     }
 }
 
-fn window_answers(c: &BloomChain, tag: &str, added: u64, now: u64) -> String {
-    let w = c.window().expect("windowed");
-    bits(probes(tag, added).iter().map(|p| w.contains(&c.hash(p), now)))
+fn window_answers(c: &BloomFilter, tag: &str, added: u64, now: u64) -> String {
+    let w = c.as_window().expect("windowed");
+    bits(
+        probes(tag, added)
+            .iter()
+            .map(|p| w.contains(&c.hash(p), now)),
+    )
 }
 
 fn cuckoo_case(name: &str, f: &CuckooFilter, tag: &str, added: u64) -> Case {
@@ -147,12 +152,13 @@ fn build_all() -> Vec<Case> {
     for (lname, layout) in LAYOUTS {
         // Scaling: 100 items, 450 added (three links), and non-scaling at capacity.
         for (mode, expansion, n) in [("scaling", 2u32, 450u64), ("nonscaling", 0, 100)] {
-            let mut c = BloomChain::with_layout(100, 0.01, expansion, layout, &LIMITS)
-                .expect("create");
+            let mut c =
+                BloomChain::with_layout(100, 0.01, expansion, layout, &LIMITS).expect("create");
             let tag = format!("bf-{lname}-{mode}");
             for i in 0..n {
                 let _ = c.add(&c.hash(&item(&tag, i)), &LIMITS);
             }
+            let c = BloomFilter::Chain(c);
             out.push(bloom_case(&format!("bloom/{lname}/{mode}"), &c, &tag, n));
         }
         if layout == BloomLayout::RedisBloom {
@@ -163,23 +169,23 @@ fn build_all() -> Vec<Case> {
             tightening: 0.7,
             seed: Some(*b"0123456789abcdef0123456789abcdef"),
         };
-        let mut c =
-            BloomChain::with_options(50, 0.001, 4, layout, opts, &LIMITS).expect("create");
+        let mut c = BloomChain::with_options(50, 0.001, 4, layout, opts, &LIMITS).expect("create");
         let tag = format!("bf-{lname}-options");
         for i in 0..300 {
             let _ = c.add(&c.hash(&item(&tag, i)), &LIMITS);
         }
+        let c = BloomFilter::Chain(c);
         out.push(bloom_case(&format!("bloom/{lname}/options"), &c, &tag, 300));
         // Windowed: 40 items per quarter window over two windows.
         for (mode, expansion) in [("scaling", 2u32), ("nonscaling", 0)] {
             let w = Window::new(100, 0.01, expansion, layout, W_MS, &LIMITS).expect("window");
-            let mut c = BloomChain::windowed(w);
+            let mut c = BloomFilter::from(w);
             let tag = format!("bw-{lname}-{mode}");
             let mut now = T0;
             for i in 0..320u64 {
                 now = T0 + i * (W_MS / 160) + 7;
                 let h = c.hash(&item(&tag, i));
-                if let Some(w) = c.window_mut() {
+                if let Some(w) = c.as_window_mut() {
                     let _ = w.add(&h, now, &LIMITS);
                 }
             }
@@ -230,8 +236,7 @@ fn fixtures_built_today_are_byte_for_byte_the_committed_ones() {
             text.push_str(&c.line());
             text.push('\n');
         }
-        std::fs::create_dir_all(std::path::Path::new(FILE).parent().expect("dir"))
-            .expect("mkdir");
+        std::fs::create_dir_all(std::path::Path::new(FILE).parent().expect("dir")).expect("mkdir");
         std::fs::write(FILE, text).expect("write fixtures");
     }
     let fixed = fixtures();
@@ -262,7 +267,7 @@ fn committed_fixtures_load_back_identically() {
             let got = bits(probes(&prefix, 200).iter().map(|p| g.contains(&g.hash(p))));
             assert_eq!(got, f.answers, "{}: answers", f.name);
         } else {
-            let mut g = BloomChain::from_header(&f.header, &LIMITS)
+            let mut g = BloomFilter::from_header(&f.header, &LIMITS)
                 .unwrap_or_else(|e| panic!("{}: {e:?}", f.name));
             for (i, d) in &f.chunks {
                 g.load_chunk(*i, d)
@@ -284,10 +289,11 @@ fn committed_fixtures_load_back_identically() {
                 _ => (format!("bw-{}-{}", parts[1], parts[2]), 320),
             };
             let got = if parts[0] == "window" {
-                let now = g.window().expect("windowed").last_ms();
+                let now = g.as_window().expect("windowed").last_ms();
                 window_answers(&g, &tag, n, now)
             } else {
-                bits(probes(&tag, n).iter().map(|p| g.contains(&g.hash(p))))
+                let c = g.as_chain().expect("chain");
+                bits(probes(&tag, n).iter().map(|p| c.contains(&c.hash(p))))
             };
             assert_eq!(got, f.answers, "{}: answers", f.name);
         }

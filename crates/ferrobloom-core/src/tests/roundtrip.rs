@@ -11,6 +11,7 @@
 
 use super::bloom::{BloomChain, BloomLayout, Limits};
 use super::cuckoo::{CuckooFilter, CuckooParams};
+use super::filter::BloomFilter;
 use super::payload::{load_payload_as, HeaderFormat};
 
 /// The module's default client limits (`max-filter-memory` 4 GiB,
@@ -41,7 +42,10 @@ fn bloom_rdb(c: &BloomChain, limits: &Limits) -> Result<BloomChain, String> {
     let mut bufs = vec![c.encode_header()];
     c.for_each_chunk(|_, d| bufs.push(d.to_vec()));
     let mut it = bufs.into_iter();
-    load_payload_as::<BloomChain, _>(limits, format_of(c.is_redisbloom()), || it.next())
+    match load_payload_as::<BloomFilter, _>(limits, format_of(c.is_redisbloom()), || it.next())? {
+        BloomFilter::Chain(c) => Ok(c),
+        BloomFilter::Window(_) => Err("loaded a window".into()),
+    }
 }
 
 fn bloom_scandump(c: &BloomChain, limits: &Limits) -> Result<BloomChain, String> {

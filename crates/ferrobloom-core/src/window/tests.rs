@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::bloom::Limits;
+use crate::filter::BloomFilter;
 
 /// splitmix64 (fixed seeds).
 struct Mix(u64);
@@ -364,8 +365,8 @@ fn window_same_times_same_state() {
     }
     assert_eq!(a.encode_header(), b.encode_header());
     let bytes = |f: &Window| {
-        f.generations()
-            .flat_map(|g| g.links().iter().flat_map(|l| l.data().to_vec()))
+        f.generation_list()
+            .flat_map(|(_, g)| g.links().iter().flat_map(|l| l.data().to_vec()))
             .collect::<Vec<u8>>()
     };
     assert_eq!(bytes(&a), bytes(&b));
@@ -380,12 +381,12 @@ fn window_encoding_round_trip() {
     for i in 0..6_000u64 {
         f.add(&member(i), 20_000 + i / 4, &lim()).unwrap();
     }
-    let chain = BloomChain::windowed(f);
+    let chain = BloomFilter::from(f);
     let header = chain.encode_header();
     assert!(header.starts_with(&WINDOW_MAGIC));
-    let lengths = BloomChain::header_link_bytes(&header, &lim(), Some(false)).unwrap();
+    let lengths = BloomFilter::header_link_bytes(&header, &lim(), Some(false)).unwrap();
     assert_eq!(lengths.len(), chain.link_count());
-    let mut copy = BloomChain::from_header(&header, &lim()).unwrap();
+    let mut copy = BloomFilter::from_header(&header, &lim()).unwrap();
     let mut chunks = Vec::new();
     chain.for_each_chunk(|it, d| chunks.push((it, d.to_vec())));
     for (it, d) in &chunks {
@@ -401,7 +402,7 @@ fn window_encoding_round_trip() {
     }
     assert_eq!(n, chunks.len());
     assert_eq!(copy.encode_header(), header);
-    let (a, b) = (chain.window().unwrap(), copy.window().unwrap());
+    let (a, b) = (chain.as_window().unwrap(), copy.as_window().unwrap());
     for now in [21_000, 21_400, 22_000, 22_600, 23_000] {
         for i in 0..8_000 {
             assert_eq!(a.contains(&member(i), now), b.contains(&member(i), now));
@@ -412,12 +413,12 @@ fn window_encoding_round_trip() {
     let cloned = chain.try_clone().unwrap();
     assert_eq!(cloned.encode_header(), header);
     // An empty window round-trips too.
-    let empty = BloomChain::windowed(window(10, 0.1, 0, 5));
+    let empty = BloomFilter::from(window(10, 0.1, 0, 5));
     let h = empty.encode_header();
     assert_eq!(h.len(), HEADER_FIXED);
-    assert!(BloomChain::from_header(&h, &lim())
+    assert!(BloomFilter::from_header(&h, &lim())
         .unwrap()
-        .window()
+        .as_window()
         .is_some());
     assert!(empty.scandump_chunk(1).is_none());
 }
@@ -547,14 +548,14 @@ fn window_limits() {
     assert!(Window::new(10, 0.01, 2, BloomLayout::RedisBloom, 1000, &lim()).is_err());
 }
 
-/// The two-step generation check (`BloomChain::gen_contains`: the first
+/// The two-step generation check (`BloomChain::two_step_contains`: the first
 /// `HEAD_PROBES` probes without branches, then the rest) answers exactly as a
 /// plain chain lookup, item by item, for classic, blocked and paired generations with
 /// one, two and three links (a burst) at every fill, across generation
 /// boundaries and at small error rates (k above `HEAD_PROBES`) and large ones
 /// (k below it).
 #[test]
-fn window_gen_contains_matches_chain_contains() {
+fn window_two_step_contains_matches_chain_contains() {
     for layout in [
         BloomLayout::Classic,
         BloomLayout::Blocked,
@@ -583,7 +584,7 @@ fn window_gen_contains_matches_chain_contains() {
                         probe(r)
                     };
                     for g in &f.gens {
-                        assert_eq!(g.chain.gen_contains(&h), g.chain.contains(&h));
+                        assert_eq!(g.chain.two_step_contains(&h), g.chain.contains(&h));
                     }
                     let naive = f
                         .gens
@@ -602,8 +603,8 @@ fn window_gen_contains_matches_chain_contains() {
 /// generation's link bytes.
 fn state(f: &Window) -> (Vec<u8>, Vec<Vec<u8>>) {
     let data = f
-        .generations()
-        .flat_map(|g| g.links().iter().map(|l| l.data().to_vec()))
+        .generation_list()
+        .flat_map(|(_, g)| g.links().iter().map(|l| l.data().to_vec()))
         .collect();
     (f.encode_header(), data)
 }

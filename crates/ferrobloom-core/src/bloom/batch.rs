@@ -1,69 +1,26 @@
-//! What windowed filters (`crate::window`) need of a chain: a generation
-//! is an ordinary [`BloomChain`] whose links the window sizes itself, and a
-//! windowed filter is a chain whose `window` holds the generations (its own
-//! `links` stay empty, so every plain path sees no links and no items).
+//! What a filter made of many chains needs of each (a windowed filter's
+//! generations, `crate::window`): a chain whose links its owner sizes and
+//! limits (an empty chain, a link pushed without the chain's own limits, an
+//! insert into the newest link), and lookups built for asking many chains about
+//! the same items (two-step probes with one branch per link, prefetching the
+//! lines those read first, and link-by-link answers for a whole batch).
 
 use super::*;
-use crate::window::Window;
 
 impl BloomChain {
-    /// Wraps a windowed filter as the BLOOM type's value.
-    pub fn windowed(w: Window) -> Self {
-        BloomChain {
-            links: Vec::new(),
-            items: 0,
-            expansion: 0,
-            rb: None,
-            opts: ChainOptions::default(),
-            pending_shape: None,
-            window: Some(Box::new(w)),
-        }
-    }
-
-    /// The window of a windowed filter.
-    #[inline]
-    pub fn window(&self) -> Option<&Window> {
-        self.window.as_deref()
-    }
-
-    #[inline]
-    pub fn window_mut(&mut self) -> Option<&mut Window> {
-        self.window.as_deref_mut()
-    }
-
-    /// Sub-filters in use: the links of a plain chain, every generation's
-    /// links of a windowed one.
+    /// Links in use (BF.INFO `Number of filters`).
     pub fn link_count(&self) -> usize {
-        match &self.window {
-            Some(w) => w.link_count(),
-            None => self.links.len(),
-        }
+        self.links.len()
     }
 
-    /// Every link whose bytes SCANDUMP, RDB and AOF carry, in order: the chain's
-    /// own, or each generation's (oldest first).
-    pub fn data_links(&self) -> impl Iterator<Item = &Link> + '_ {
-        let gens = self
-            .window
-            .iter()
-            .flat_map(|w| w.generations().flat_map(|g| g.links.iter()));
-        self.links.iter().chain(gens)
+    /// The links, oldest first, for writing into (LOADCHUNK, RDB loading).
+    pub(crate) fn links_mut(&mut self) -> impl Iterator<Item = &mut Link> + '_ {
+        self.links.iter_mut()
     }
 
-    pub(crate) fn data_links_mut(&mut self) -> impl Iterator<Item = &mut Link> + '_ {
-        let gens = self
-            .window
-            .iter_mut()
-            .flat_map(|w| w.generations_mut().flat_map(|g| g.links.iter_mut()));
-        self.links.iter_mut().chain(gens)
-    }
-
-    pub(super) fn from_window_header(bytes: &[u8], limits: &Limits) -> Result<Self, BloomError> {
-        Window::from_header(bytes, limits).map(Self::windowed)
-    }
-
-    /// An empty generation (links are pushed by the window).
-    pub(crate) fn generation(expansion: u32) -> Self {
+    /// An empty chain growing by `expansion` whose links the caller pushes
+    /// ([`push_owned_link`](Self::push_owned_link)).
+    pub(crate) fn empty(expansion: u32) -> Self {
         BloomChain {
             links: Vec::new(),
             items: 0,
@@ -71,13 +28,12 @@ impl BloomChain {
             rb: None,
             opts: ChainOptions::default(),
             pending_shape: None,
-            window: None,
         }
     }
 
-    /// Adds a link of `shape` to a generation without checking limits (the
-    /// window checks them over all of its generations first).
-    pub(crate) fn push_generation_link(&mut self, shape: LinkShape) -> Result<(), BloomError> {
+    /// Adds a link of `shape` without checking limits (the owner checks them
+    /// over all of its chains first).
+    pub(crate) fn push_owned_link(&mut self, shape: LinkShape) -> Result<(), BloomError> {
         self.links
             .try_reserve(1)
             .map_err(|_| BloomError::AllocFailed)?;
@@ -100,28 +56,29 @@ impl BloomChain {
         Ok(())
     }
 
-    /// True when a link of this generation holds all of the item's bits: the
+    /// True when a link of this chain holds all of the item's bits: the
     /// same answer as [`BloomChain::contains`], in two steps per classic link
     /// (see [`Link::head_hit`]), so that a windowed filter, which asks up to
     /// five generations per item and finds most of them without the item, takes
     /// one well-predicted branch per generation instead of about two
     /// unpredictable ones (one per probe until a zero bit).
     #[cfg(test)]
-    pub(crate) fn gen_contains(&self, h: &ItemHash) -> bool {
-        self.gen_contains_masked(h, &mut PairMasks::new(h.hi))
+    pub(crate) fn two_step_contains(&self, h: &ItemHash) -> bool {
+        self.two_step_contains_masked(h, &mut PairMasks::new(h.hi))
     }
 
-    /// [`gen_contains`](Self::gen_contains) with the item's paired-link masks,
-    /// built once per item for all generations (see [`PairMasks`]).
+    /// [`two_step_contains`](Self::two_step_contains) with the item's
+    /// paired-link masks, built once per item for all chains asked (see
+    /// [`PairMasks`]).
     #[inline(always)]
-    pub(crate) fn gen_contains_masked(&self, h: &ItemHash, masks: &mut PairMasks) -> bool {
+    pub(crate) fn two_step_contains_masked(&self, h: &ItemHash, masks: &mut PairMasks) -> bool {
         self.links.iter().rev().any(|l| match l.shape.layout {
             BloomLayout::Paired => l.first_hit_masked(h, masks) && l.second_hit_masked(h, masks),
             _ => l.head_hit(h) && l.tail_hit(h),
         })
     }
 
-    /// Prefetches the cache lines [`gen_contains`](Self::gen_contains) reads
+    /// Prefetches the cache lines [`two_step_contains`](Self::two_step_contains) reads
     /// first in each link: the first [`HEAD_PROBES`] probes of a classic link,
     /// the block of a blocked one, both blocks of a paired one (measured: the
     /// second block only when the first passed, in a second prefetch stage half
@@ -137,9 +94,9 @@ impl BloomChain {
         }
     }
 
-    /// Sets bit `i` of `seen` for each item `hashes[i]` this generation holds
+    /// Sets bit `i` of `seen` for each item `hashes[i]` this chain holds
     /// (items whose bit is set already are not asked again): the same answers
-    /// as [`gen_contains`](Self::gen_contains) item by item, asked link by link
+    /// as [`two_step_contains`](Self::two_step_contains) item by item, asked link by link
     /// over the whole batch, so that each link's shape is read once per batch
     /// and the items' probes, independent of each other, overlap (each link
     /// prefetches [`BATCH_AHEAD`] items ahead).
@@ -169,8 +126,8 @@ impl BloomChain {
         }
     }
 
-    /// `32 + 64·links + bytes` without the chain overhead: a generation's part
-    /// of its window's `mem_usage`.
+    /// `64·links + bytes`: [`mem_usage`](Self::mem_usage) without the chain's
+    /// fixed part (a chain's share of its owner's).
     pub(crate) fn links_mem(&self) -> u64 {
         self.links.iter().fold(0u64, |acc, l| {
             acc.saturating_add(LINK_OVERHEAD + l.shape.bytes())
@@ -183,7 +140,7 @@ impl BloomChain {
 /// lines of 16 items cover a miss to memory.
 pub(crate) const BATCH_AHEAD: usize = 16;
 
-/// Probes of a classic generation link tested together, without a branch
+/// Probes of a classic link tested together, without a branch
 /// between them, before the rest (`Link::head_hit`). At the fill a full link
 /// reaches (about half its bits set) a never-added item passes all four with
 /// probability 1/16, so the branch after them is almost always "absent".
@@ -290,8 +247,3 @@ impl Link {
         }
     }
 }
-
-/// The per-link overhead of `mem_usage` (RedisBloom's formula).
-pub(crate) const GEN_LINK_OVERHEAD: u64 = LINK_OVERHEAD;
-/// The per-filter overhead of `mem_usage` (RedisBloom's formula).
-pub(crate) const GEN_CHAIN_OVERHEAD: u64 = CHAIN_OVERHEAD;
