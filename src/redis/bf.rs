@@ -3,7 +3,8 @@
 //! trampoline (crate::redis::commands) sends it.
 
 use super::api::{Args, Ctx, Key, KeyState, Lookup};
-use super::config::{bloom_defaults, bloom_limits, max_item_bytes};
+use super::config::{bloom_defaults, bloom_limits};
+use super::handler::{check_items, key_name, note_beyond_client_limits, origin, CmdResult};
 use super::membership;
 use super::types::BLOOM;
 use super::window;
@@ -13,60 +14,13 @@ use crate::cmd::bf::{
 };
 use crate::cmd::errors::{self as e, bloom as map_err, CmdError, Op};
 use crate::cmd::lenient::{self, Origin};
-use crate::cmd::parse::{check_item_sizes, parse_i64, ArgList};
+use crate::cmd::parse::parse_i64;
 use ferrobloom_core::bloom::{
     BloomChain, BloomError, BloomLayout, ChainOptions, MAX_CAPACITY, MAX_EXPANSION,
 };
 use ferrobloom_core::filter::BloomFilter;
 use ferrobloom_core::hash::HashAhead;
 use ferrobloom_core::window::Window;
-
-pub type CmdResult = Result<(), CmdError>;
-
-impl<'a> ArgList<'a> for Args<'a> {
-    fn count(&self) -> usize {
-        self.len()
-    }
-    fn arg(&self, i: usize) -> Option<&'a [u8]> {
-        (i < self.len()).then(|| self.bytes(i))
-    }
-}
-
-/// The key argument (argv\[1\]) of every BF and CF command.
-pub fn key_name(args: &Args) -> Result<*mut redis_module::raw::RedisModuleString, CmdError> {
-    args.raw(1).ok_or(CmdError::WrongArity)
-}
-
-/// Refuses items longer than `bf.max-item-size` (shared by BF and CF commands).
-pub fn check_items(ctx: Ctx, args: &Args, from: usize) -> CmdResult {
-    check_item_sizes(args, from, max_item_bytes(ctx.trusted()))
-}
-
-/// Who wrote the running command: a client, or the primary / the AOF.
-pub fn origin(ctx: Ctx) -> Origin {
-    if ctx.trusted() {
-        Origin::Trusted
-    } else {
-        Origin::Client
-    }
-}
-
-/// Logs (once per server run) that the primary or the AOF created a filter a
-/// client of this server could not have asked for: it is applied all the same,
-/// so the replica does not diverge.
-pub fn note_beyond_client_limits(ctx: Ctx, what: &str) {
-    static LOGGED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    if !LOGGED.swap(true, std::sync::atomic::Ordering::Relaxed) {
-        super::api::log(
-            ctx.ptr,
-            c"warning",
-            &format!(
-                "ferrobloom: applied a filter creation from the primary or the AOF beyond the \
-                 limits for clients ({what}); logged once"
-            ),
-        );
-    }
-}
 
 /// Creates a filter in a missing key. A `VALIDATESCALETO n` the filter could
 /// never reach under this server's limits refuses the creation (not on a

@@ -3,8 +3,8 @@
 //! replication of implicit creation, trampolines).
 
 use super::api::{Args, Ctx, Key, KeyState};
-use super::bf::{check_items, key_name, note_beyond_client_limits, origin, CmdResult};
 use super::config::{cf_max_filters, cuckoo_defaults, max_filter_bytes};
+use super::handler::{check_items, key_name, note_beyond_client_limits, origin, CmdResult};
 use super::membership;
 use super::types::CUCKOO;
 use crate::cmd::bf::format_g;

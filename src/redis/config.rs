@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, Ordering::Relaxed};
 
 use redis_module::raw;
 
-use super::api::{api, log, str_bytes};
+use super::ffi::{api, log, str_bytes};
 use crate::cmd::bf::{BloomDefaults, MAX_ERROR_RATE};
 use crate::cmd::cf::CuckooDefaults;
 use crate::cmd::parse::{parse_f64, parse_i64};

@@ -13,7 +13,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 
-use super::api::log;
+use super::ffi::log;
 
 /// The server's process id, recorded at load: callbacks running in another
 /// process run in a fork child (BGSAVE, BGREWRITEAOF, a replication sync).

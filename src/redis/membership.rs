@@ -4,8 +4,8 @@
 //! answers 0 for every item.
 
 use super::api::{Args, Ctx, Key, ModuleType};
-use super::bf::{check_items, key_name, CmdResult};
-use super::types::FilterValue;
+use super::handler::{check_items, key_name, CmdResult};
+use super::value::FilterValue;
 use crate::cmd::errors::CmdError;
 use ferrobloom_core::cuckoo::{hash_for, CuckooFilter};
 use ferrobloom_core::filter::BloomFilter;

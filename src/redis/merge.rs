@@ -19,8 +19,8 @@ use std::ffi::c_int;
 use redis_module::raw;
 
 use super::api::{api, Args, Ctx, Key, KeyState};
-use super::bf::CmdResult;
 use super::config::{bloom_limits, merge_max_bytes};
+use super::handler::CmdResult;
 use super::types::BLOOM;
 use crate::cmd::errors::{self as e, CmdError};
 use crate::cmd::merge::{parse_merge, FIRST_SOURCE};

@@ -8,12 +8,18 @@ pub mod bf;
 pub mod cf;
 pub mod commands;
 pub mod config;
+pub mod ctx;
+pub mod ffi;
 pub mod guard;
+pub mod handler;
 pub mod info;
+pub mod key;
 pub mod membership;
 pub mod merge;
 pub mod stats;
+pub mod trust;
 pub mod types;
+pub mod value;
 pub mod window;
 
 use std::ffi::c_int;
@@ -24,7 +30,7 @@ use redis_module::raw;
 /// (the message goes to the server log).
 pub fn on_load(ctx: *mut raw::RedisModuleCtx, args: &[&[u8]]) -> Result<(), String> {
     guard::record_main_pid();
-    if let Some(f) = api::api!(RedisModule_SetModuleOptions) {
+    if let Some(f) = ffi::api!(RedisModule_SetModuleOptions) {
         // SAFETY: valid load context. With HANDLE_IO_ERRORS, a truncated RESTORE
         // payload is a clean error instead of a crash.
         unsafe { f(ctx, raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as c_int) };
@@ -34,8 +40,8 @@ pub fn on_load(ctx: *mut raw::RedisModuleCtx, args: &[&[u8]]) -> Result<(), Stri
     config::register(ctx)?;
     commands::register(ctx)?;
     info::register(ctx);
-    api::watch_trust(ctx);
-    api::log(
+    trust::watch_trust(ctx);
+    ffi::log(
         ctx,
         c"notice",
         &format!(

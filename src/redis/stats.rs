@@ -20,12 +20,12 @@
 //! with the command's name in lower case as the event (`bf.add`, `cf.del`, …).
 
 use std::ffi::{c_char, CStr};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 
 use redis_module::raw;
 
-use super::api::{api, Args, Ctx};
-use super::types::FilterValue;
+use super::ctx::{Args, Ctx};
+use super::ffi::api;
 
 /// A filter's contribution to the gauges. Item counts are exact `u64`s (a
 /// payload may carry any): each is kept as its high and low 32-bit halves, so
@@ -234,14 +234,6 @@ pub fn refused(error: &str) {
     }
 }
 
-/// Set by every replication call of the running command (see `Ctx::replicate*`).
-static CHANGED: AtomicBool = AtomicBool::new(false);
-
-/// Notes that the running command changed its key.
-pub fn mark_changed() {
-    CHANGED.store(true, Relaxed);
-}
-
 /// What the trampoline knows of a command, statically.
 pub struct Meta {
     /// Registered `write` (its key is opened for writing).
@@ -256,8 +248,8 @@ pub struct Meta {
 
 /// Before a command runs.
 pub fn before() {
-    CHANGED.store(false, Relaxed);
-    super::api::forget_trusted();
+    let _ = super::ctx::take_changed();
+    super::trust::forget_trusted();
 }
 
 /// After a command ran: the lookup counters and the keyspace event (the gauges
@@ -272,7 +264,7 @@ pub fn after(ctx: Ctx, args: &Args, m: &Meta, ok: bool) {
         };
         bump_main_u(c, n);
     }
-    if m.write && CHANGED.load(Relaxed) {
+    if m.write && super::ctx::take_changed() {
         notify(ctx, args, m.event);
     }
 }
@@ -290,16 +282,6 @@ fn notify(ctx: Ctx, args: &Args, event: &CStr) {
             key,
         )
     };
-}
-
-/// Adds a value that came into existence outside a command (`rdb_load`, COPY).
-pub fn created<T: FilterValue>(v: &T) {
-    T::gauges().add(v.figures());
-}
-
-/// Removes a value being freed.
-pub fn freed<T: FilterValue>(v: &T) {
-    T::gauges().sub(v.figures());
 }
 
 /// The `INFO bf` fields: `(name, value)`.

@@ -37,13 +37,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use redis_module::raw;
 
 use super::alloc::usable_size;
-use super::api::{api, log, ModuleType};
 use super::config;
+use super::ffi::{api, log};
 use super::guard::{guard, guard_persist};
-use super::stats::{self, Figures, Gauges, BLOOM_GAUGES, CUCKOO_GAUGES};
+use super::key::ModuleType;
+use super::value::{self, FilterValue};
 use ferrobloom_core::cuckoo::CuckooFilter;
 use ferrobloom_core::filter::BloomFilter;
-use ferrobloom_core::payload::{load_payload_as, HeaderFormat, Payload, RdbRead};
+use ferrobloom_core::payload::{load_payload_as, HeaderFormat, RdbRead};
 
 /// ferrobloom's RDB encoding version for both types.
 pub const ENCVER: c_int = 6;
@@ -62,96 +63,6 @@ const SCHEME_WINDOWED: u64 = 2;
 
 pub static BLOOM: ModuleType<BloomFilter> = ModuleType::new();
 pub static CUCKOO: ModuleType<CuckooFilter> = ModuleType::new();
-
-/// What the data-type callbacks need from a filter (loading is [`Payload`]).
-pub trait FilterValue: Payload {
-    /// RedisBloom's type name (9 characters).
-    const TYPE_NAME: &'static CStr;
-    /// The command that loads SCANDUMP chunks (AOF rewrite emits it).
-    const LOADCHUNK: &'static CStr;
-    fn header(&self) -> Vec<u8>;
-    /// Visits the SCANDUMP data chunks in order (linear time).
-    fn for_each_chunk(&self, f: impl FnMut(i64, &[u8]));
-    fn mem_usage(&self) -> usize;
-    /// Every heap block besides the value itself (see `BloomFilter::heap_blocks`).
-    fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize, usize));
-    fn try_clone(&self) -> Option<Self>;
-    /// Its contribution to the `INFO bf` gauges.
-    fn figures(&self) -> Figures;
-    /// The gauges of its type.
-    fn gauges() -> &'static Gauges;
-    /// Whether the type has windowed values (RDB scheme 2).
-    const WINDOWED: bool = false;
-    fn is_windowed(&self) -> bool {
-        false
-    }
-}
-
-impl FilterValue for BloomFilter {
-    const TYPE_NAME: &'static CStr = c"MBbloom--";
-    const LOADCHUNK: &'static CStr = c"BF.LOADCHUNK";
-    const WINDOWED: bool = true;
-    fn is_windowed(&self) -> bool {
-        self.as_window().is_some()
-    }
-    fn header(&self) -> Vec<u8> {
-        self.encode_header()
-    }
-    fn for_each_chunk(&self, f: impl FnMut(i64, &[u8])) {
-        BloomFilter::for_each_chunk(self, f)
-    }
-    fn mem_usage(&self) -> usize {
-        BloomFilter::mem_usage(self) as usize
-    }
-    fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize, usize)) {
-        BloomFilter::heap_blocks(self, f)
-    }
-    fn try_clone(&self) -> Option<Self> {
-        BloomFilter::try_clone(self).ok()
-    }
-    fn figures(&self) -> Figures {
-        Figures::new(
-            1,
-            i64::try_from(BloomFilter::mem_usage(self)).unwrap_or(i64::MAX),
-            self.items(),
-            self.link_count() as i64,
-        )
-    }
-    fn gauges() -> &'static Gauges {
-        &BLOOM_GAUGES
-    }
-}
-
-impl FilterValue for CuckooFilter {
-    const TYPE_NAME: &'static CStr = c"MBbloomCF";
-    const LOADCHUNK: &'static CStr = c"CF.LOADCHUNK";
-    fn header(&self) -> Vec<u8> {
-        self.encode_header()
-    }
-    fn for_each_chunk(&self, f: impl FnMut(i64, &[u8])) {
-        CuckooFilter::for_each_chunk(self, f)
-    }
-    fn mem_usage(&self) -> usize {
-        CuckooFilter::mem_usage(self)
-    }
-    fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize, usize)) {
-        CuckooFilter::heap_blocks(self, f)
-    }
-    fn try_clone(&self) -> Option<Self> {
-        CuckooFilter::try_clone(self, u64::MAX).ok()
-    }
-    fn figures(&self) -> Figures {
-        Figures::new(
-            1,
-            i64::try_from(CuckooFilter::mem_usage(self)).unwrap_or(i64::MAX),
-            self.num_items(),
-            self.num_filters() as i64,
-        )
-    }
-    fn gauges() -> &'static Gauges {
-        &CUCKOO_GAUGES
-    }
-}
 
 /// Registers one data type with the generic callbacks.
 fn create_type<T: FilterValue>(
@@ -363,7 +274,7 @@ extern "C" fn rdb_load<T: FilterValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
         let name = T::TYPE_NAME.to_string_lossy();
         match load::<T>(rdb, encver) {
             Ok(v) => {
-                stats::created(&v);
+                value::created(&v);
                 Box::into_raw(Box::new(v)) as *mut c_void
             }
             Err(why) => {
@@ -499,7 +410,7 @@ extern "C" fn free<T: FilterValue>(v: *mut c_void) {
         if !v.is_null() {
             // SAFETY: created with Box::into_raw by us; freed once.
             let value = unsafe { Box::from_raw(v as *mut T) };
-            stats::freed(&*value);
+            value::freed(&*value);
             drop(value);
         }
     })
@@ -525,7 +436,7 @@ extern "C" fn copy<T: FilterValue>(
         // SAFETY: Redis passes our value.
         match unsafe { value::<T>(v) }.and_then(|v| v.try_clone()) {
             Some(copy) => {
-                stats::created(&copy);
+                value::created(&copy);
                 Box::into_raw(Box::new(copy)) as *mut c_void
             }
             None => std::ptr::null_mut(),

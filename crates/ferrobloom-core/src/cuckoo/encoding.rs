@@ -1,7 +1,6 @@
 //! The SCANDUMP/RDB header (versioned, documented on `encode_header`) and
 //! the data chunks: dumping and loading slot storage.
 
-use super::compact::*;
 use super::filter::*;
 use super::redisbloom::RB_HEADER_LEN;
 use super::table::*;

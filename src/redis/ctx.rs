@@ -1,0 +1,308 @@
+//! A command's context (reply helpers, replication) and its arguments.
+
+use std::ffi::{c_char, c_int, c_long, c_longlong, CStr};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+use redis_module::raw;
+
+use super::ffi::{api, str_bytes};
+
+/// Set by every replication call of the running command ([`Ctx::replicate`]
+/// and the like), read and cleared by the command trampoline (`stats::after`).
+static CHANGED: AtomicBool = AtomicBool::new(false);
+
+/// Records that the running command replicated something (it changed data).
+fn mark_changed() {
+    CHANGED.store(true, Relaxed);
+}
+
+/// Whether the running command replicated anything since the last call; clears it.
+pub fn take_changed() -> bool {
+    CHANGED.swap(false, Relaxed)
+}
+
+/// A command invocation's context.
+#[derive(Clone, Copy)]
+pub struct Ctx {
+    pub ptr: *mut raw::RedisModuleCtx,
+}
+
+/// The arguments of a command (argv[0] is the command name).
+#[derive(Clone, Copy)]
+pub struct Args<'a> {
+    argv: &'a [*mut raw::RedisModuleString],
+}
+
+impl<'a> Args<'a> {
+    /// # Safety
+    /// `argv` must point to `argc` valid strings that outlive `'a`.
+    pub unsafe fn from_raw(argv: *mut *mut raw::RedisModuleString, argc: c_int) -> Self {
+        let argv = if argv.is_null() || argc <= 0 {
+            &[][..]
+        } else {
+            std::slice::from_raw_parts(argv, argc as usize)
+        };
+        Args { argv }
+    }
+
+    pub fn len(&self) -> usize {
+        self.argv.len()
+    }
+
+    /// The raw string at `i`, if present.
+    pub fn raw(&self, i: usize) -> Option<*mut raw::RedisModuleString> {
+        self.argv.get(i).copied()
+    }
+
+    /// The bytes of argument `i` (empty if absent).
+    pub fn bytes(&self, i: usize) -> &'a [u8] {
+        match self.argv.get(i) {
+            Some(&s) => str_bytes(s),
+            None => &[],
+        }
+    }
+
+    /// All arguments from `i` on, as byte slices.
+    pub fn iter_from(&self, i: usize) -> impl Iterator<Item = &'a [u8]> + '_ {
+        self.argv.iter().skip(i).map(|&s| str_bytes(s))
+    }
+}
+
+impl Ctx {
+    pub fn is_resp3(&self) -> bool {
+        match api!(RedisModule_GetContextFlags) {
+            // SAFETY: valid context.
+            Some(f) => (unsafe { f(self.ptr) } as u32) & raw::REDISMODULE_CTX_FLAGS_RESP3 != 0,
+            None => false,
+        }
+    }
+
+    /// True while Redis loads data (RDB, AOF, DEBUG RELOAD, full sync) or
+    /// applies its primary's stream. Such writes already happened on the source
+    /// of truth: they are applied under the hard ceilings only, never refused by
+    /// this server's (possibly lower) configured limits, so nothing is lost and
+    /// replicas do not diverge.
+    ///
+    /// Read once per command (`RM_GetContextFlags` also computes the server's
+    /// memory state, a visible cost on one-item commands): the trampoline calls
+    /// [`forget_trusted`] before each command. On a primary that is not loading
+    /// the flags are not read at all ([`watch_trust`]).
+    pub fn trusted(&self) -> bool {
+        super::trust::trusted(self.ptr)
+    }
+
+    pub fn reply_ok(&self) {
+        self.reply_simple(c"OK");
+    }
+
+    pub fn reply_simple(&self, s: &CStr) {
+        if let Some(f) = api!(RedisModule_ReplyWithSimpleString) {
+            // SAFETY: valid context and NUL-terminated string.
+            unsafe { f(self.ptr, s.as_ptr()) };
+        }
+    }
+
+    /// Replies an error with exactly this text (Redis adds the leading `-`).
+    pub fn reply_error(&self, text: &str) {
+        // ReplyWithError needs a C string; error texts are short, and a NUL inside
+        // one would truncate it, so build it on the stack when it fits.
+        let mut buf = [0u8; 256];
+        let bytes = text.as_bytes();
+        let n = bytes.len().min(buf.len() - 1);
+        if let (Some(dst), Some(src)) = (buf.get_mut(..n), bytes.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        for b in buf.iter_mut().take(n) {
+            if *b == 0 || *b == b'\r' || *b == b'\n' {
+                *b = b' ';
+            }
+        }
+        if let Some(f) = api!(RedisModule_ReplyWithError) {
+            // SAFETY: buf is NUL-terminated (its last byte is never written).
+            unsafe { f(self.ptr, buf.as_ptr() as *const c_char) };
+        }
+    }
+
+    pub fn reply_wrong_arity(&self) {
+        if let Some(f) = api!(RedisModule_WrongArity) {
+            // SAFETY: valid context.
+            unsafe { f(self.ptr) };
+        }
+    }
+
+    pub fn reply_integer(&self, v: i64) {
+        if let Some(f) = api!(RedisModule_ReplyWithLongLong) {
+            // SAFETY: valid context.
+            unsafe { f(self.ptr, v as c_longlong) };
+        }
+    }
+
+    /// A count or size: never negative (a crafted header can hold counts above
+    /// `i64::MAX`; they are shown as `i64::MAX`, not wrapped to -1).
+    pub fn reply_count(&self, v: u64) {
+        self.reply_integer(i64::try_from(v).unwrap_or(i64::MAX));
+    }
+
+    /// Integer 1/0 in RESP2, boolean in RESP3 (the server converts).
+    pub fn reply_bool(&self, b: bool) {
+        match api!(RedisModule_ReplyWithBool) {
+            // SAFETY: valid context.
+            Some(f) => unsafe {
+                f(self.ptr, b as c_int);
+            },
+            None => self.reply_integer(b as i64),
+        }
+    }
+
+    /// Null bulk in RESP2, null in RESP3.
+    pub fn reply_null(&self) {
+        if let Some(f) = api!(RedisModule_ReplyWithNull) {
+            // SAFETY: valid context.
+            unsafe { f(self.ptr) };
+        }
+    }
+
+    pub fn reply_bulk(&self, data: &[u8]) {
+        if let Some(f) = api!(RedisModule_ReplyWithStringBuffer) {
+            // SAFETY: valid context; data is readable for its length.
+            unsafe { f(self.ptr, data.as_ptr() as *const c_char, data.len()) };
+        }
+    }
+
+    pub fn reply_array(&self, len: usize) {
+        if let Some(f) = api!(RedisModule_ReplyWithArray) {
+            // SAFETY: valid context.
+            unsafe { f(self.ptr, len as c_long) };
+        }
+    }
+
+    /// A double (a bulk string in RESP2).
+    pub fn reply_double(&self, v: f64) {
+        if let Some(f) = api!(RedisModule_ReplyWithDouble) {
+            // SAFETY: valid context.
+            unsafe { f(self.ptr, v) };
+        }
+    }
+
+    /// An array whose length is given later with [`Ctx::set_array_len`].
+    pub fn reply_array_postponed(&self) {
+        if let Some(f) = api!(RedisModule_ReplyWithArray) {
+            // SAFETY: valid context.
+            unsafe { f(self.ptr, raw::REDISMODULE_POSTPONED_LEN as c_long) };
+        }
+    }
+
+    pub fn set_array_len(&self, len: usize) {
+        if let Some(f) = api!(RedisModule_ReplySetArrayLength) {
+            // SAFETY: valid context with a postponed array open.
+            unsafe { f(self.ptr, len as c_long) };
+        }
+    }
+
+    /// A map of `len` pairs in RESP3; a flat array of `2 * len` in RESP2.
+    pub fn reply_map(&self, len: usize) {
+        match api!(RedisModule_ReplyWithMap) {
+            // SAFETY: valid context.
+            Some(f) => unsafe {
+                f(self.ptr, len as c_long);
+            },
+            None => self.reply_array(len * 2),
+        }
+    }
+
+    /// Replicates the command exactly as received (to replicas and the AOF).
+    pub fn replicate_verbatim(&self) {
+        mark_changed();
+        if let Some(f) = api!(RedisModule_ReplicateVerbatim) {
+            // SAFETY: valid context.
+            unsafe { f(self.ptr) };
+        }
+    }
+
+    /// Replicates `cmd` with byte-string arguments, before whatever else this
+    /// command replicates (the server wraps several in MULTI/EXEC).
+    pub fn replicate(&self, cmd: &CStr, key: *mut raw::RedisModuleString, args: &[&[u8]]) {
+        mark_changed();
+        let (Some(create), Some(free), Some(repl)) = (
+            api!(RedisModule_CreateString),
+            api!(RedisModule_FreeString),
+            api!(RedisModule_Replicate),
+        ) else {
+            return;
+        };
+        let mut strs: [*mut raw::RedisModuleString; 12] = [std::ptr::null_mut(); 12];
+        if args.len() + 1 > strs.len() {
+            return;
+        }
+        strs[0] = key;
+        for (slot, a) in strs.iter_mut().skip(1).zip(args) {
+            // SAFETY: valid context; a is readable for its length.
+            *slot = unsafe { create(self.ptr, a.as_ptr() as *const c_char, a.len()) };
+        }
+        let n = args.len() + 1;
+        // SAFETY: "v" takes an array of n module strings and its length.
+        unsafe { repl(self.ptr, cmd.as_ptr(), c"v".as_ptr(), strs.as_mut_ptr(), n) };
+        for s in strs.iter().skip(1).take(args.len()) {
+            // SAFETY: created above, not retained by Replicate.
+            unsafe { free(self.ptr, *s) };
+        }
+    }
+
+    /// Replicates `cmd key head... args[from..upto]` without the arguments whose
+    /// indices are in `skip` (ascending): a multi-item command reduced to the items
+    /// this server applied, for when some were refused by a local limit that the
+    /// replay (a replica, an AOF load) would not apply.
+    pub fn replicate_items(
+        &self,
+        cmd: &CStr,
+        args: &Args,
+        head: &[&[u8]],
+        from: usize,
+        upto: usize,
+        skip: &[usize],
+    ) {
+        mark_changed();
+        let (Some(create), Some(free), Some(repl), Some(key)) = (
+            api!(RedisModule_CreateString),
+            api!(RedisModule_FreeString),
+            api!(RedisModule_Replicate),
+            args.raw(1),
+        ) else {
+            return;
+        };
+        let upto = upto.min(args.len());
+        let mut v: Vec<*mut raw::RedisModuleString> = Vec::new();
+        if v.try_reserve_exact(1 + head.len() + upto.saturating_sub(from))
+            .is_err()
+        {
+            // No memory for the reduced command: the verbatim one is all that is left.
+            self.replicate_verbatim();
+            return;
+        }
+        v.push(key);
+        for h in head {
+            // SAFETY: valid context; h is readable for its length.
+            v.push(unsafe { create(self.ptr, h.as_ptr() as *const c_char, h.len()) });
+        }
+        v.extend(
+            (from..upto)
+                .filter(|i| skip.binary_search(i).is_err())
+                .filter_map(|i| args.raw(i)),
+        );
+        // SAFETY: "v" takes an array of module strings and its length; Redis takes
+        // its own references to them.
+        unsafe {
+            repl(
+                self.ptr,
+                cmd.as_ptr(),
+                c"v".as_ptr(),
+                v.as_mut_ptr(),
+                v.len(),
+            )
+        };
+        for s in v.iter().skip(1).take(head.len()) {
+            // SAFETY: created above, not retained by Replicate.
+            unsafe { free(self.ptr, *s) };
+        }
+    }
+}

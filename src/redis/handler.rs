@@ -1,0 +1,56 @@
+//! What every BF and CF command handler shares: the result type, argument
+//! access in the parsers' terms, the key argument, item-size checks and the
+//! origin (client or primary/AOF) of the running command.
+
+use super::api::{Args, Ctx};
+use super::config::max_item_bytes;
+use crate::cmd::errors::CmdError;
+use crate::cmd::lenient::Origin;
+use crate::cmd::parse::{check_item_sizes, ArgList};
+
+pub type CmdResult = Result<(), CmdError>;
+
+impl<'a> ArgList<'a> for Args<'a> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn arg(&self, i: usize) -> Option<&'a [u8]> {
+        (i < self.len()).then(|| self.bytes(i))
+    }
+}
+
+/// The key argument (argv\[1\]) of every BF and CF command.
+pub fn key_name(args: &Args) -> Result<*mut redis_module::raw::RedisModuleString, CmdError> {
+    args.raw(1).ok_or(CmdError::WrongArity)
+}
+
+/// Refuses items longer than `bf.max-item-size` (shared by BF and CF commands).
+pub fn check_items(ctx: Ctx, args: &Args, from: usize) -> CmdResult {
+    check_item_sizes(args, from, max_item_bytes(ctx.trusted()))
+}
+
+/// Who wrote the running command: a client, or the primary / the AOF.
+pub fn origin(ctx: Ctx) -> Origin {
+    if ctx.trusted() {
+        Origin::Trusted
+    } else {
+        Origin::Client
+    }
+}
+
+/// Logs (once per server run) that the primary or the AOF created a filter a
+/// client of this server could not have asked for: it is applied all the same,
+/// so the replica does not diverge.
+pub fn note_beyond_client_limits(ctx: Ctx, what: &str) {
+    static LOGGED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !LOGGED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        super::ffi::log(
+            ctx.ptr,
+            c"warning",
+            &format!(
+                "ferrobloom: applied a filter creation from the primary or the AOF beyond the \
+                 limits for clients ({what}); logged once"
+            ),
+        );
+    }
+}
