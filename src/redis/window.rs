@@ -19,8 +19,9 @@ use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 use redis_module::raw;
 
 use super::api::{api, Args, Ctx};
-use super::bf::{replicate_reserve, CmdResult};
+use super::bf::replicate_reserve;
 use super::config::bloom_limits;
+use super::handler::CmdResult;
 use crate::cmd::bf::CreateParams;
 use crate::cmd::errors::{bloom as map_err, Op};
 use ferrobloom_core::bloom::{BloomChain, BloomError};
