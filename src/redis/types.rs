@@ -13,16 +13,18 @@
 //! - **5: ferrobloom's first** (kept loadable): the SCANDUMP stream stored as RDB
 //!   string buffers:
 //!   1. one string buffer: the filter's header (Bloom: magic `FBbf`, documented
-//!      on [`BloomChain::encode_header`]; Cuckoo: magic `FBcf`, documented on
-//!      [`CuckooFilter::encode_header`]);
+//!      on `BloomChain::encode_header`; Cuckoo: magic `FBcf`, documented on
+//!      `CuckooFilter::encode_header`);
 //!   2. the filter's data, as the SCANDUMP data chunks in order (at most 16 MiB
 //!      each, never spanning two sub-filters): one string buffer per chunk. The
 //!      count and lengths follow from the header, and every length is checked on
 //!      load.
 //! - **6: the current one**: one unsigned, the filter's hash scheme and header
 //!   format (0 = ferrobloom's, 1 = RedisBloom's: RedisBloom's SCANDUMP header,
-//!   documented in `core/bloom/redisbloom.rs` and `core/cuckoo/redisbloom.rs`),
-//!   then exactly version 5's buffers.
+//!   documented in `crates/ferrobloom-core/src/bloom/redisbloom.rs` and
+//!   `crates/ferrobloom-core/src/cuckoo/redisbloom.rs`; 2 = a windowed Bloom
+//!   filter, header `FBbw`, documented on `Window::encode_header`), then exactly
+//!   version 5's buffers.
 //!
 //! Loading validates the header completely (including the per-filter memory cap)
 //! before allocating, then checks every buffer; anything wrong returns null, which
@@ -46,10 +48,15 @@ use ferrobloom_core::cuckoo::CuckooFilter;
 use ferrobloom_core::filter::BloomFilter;
 use ferrobloom_core::payload::{load_payload_as, HeaderFormat, RdbRead};
 
-/// ferrobloom's RDB encoding version for both types.
-pub const ENCVER: c_int = 6;
-/// The previous version (no scheme field; ferrobloom's hashing only).
-const ENCVER_V5: c_int = 5;
+/// The RDB encoding version ferrobloom writes, for both types.
+pub const ENCVER: c_int = ENCVER_SCHEME;
+/// Version 6 introduced the scheme word before the buffers (filters migrated
+/// from RedisBloom keep its header; windowed filters, scheme 2, came later
+/// without a new version: docs/design.md, "Versions").
+const ENCVER_SCHEME: c_int = 6;
+/// Version 5, ferrobloom's first: the SCANDUMP stream as buffers (no scheme
+/// word: ferrobloom's headers only).
+const ENCVER_CHUNKS: c_int = 5;
 /// The newest RedisBloom encoding version (RedisBloom 2.x).
 const ENCVER_REDISBLOOM: c_int = 4;
 /// Scheme values of version 6.
@@ -229,7 +236,7 @@ fn load<T: FilterValue>(rdb: *mut raw::RedisModuleIO, encver: c_int) -> Result<T
     let limits = config::bloom_limits(trusted_payload(rdb));
     let next = || RdbBuffer::load(rdb);
     match encver {
-        ENCVER => match load_unsigned(rdb).ok_or("truncated payload (scheme)")? {
+        ENCVER_SCHEME => match load_unsigned(rdb).ok_or("truncated payload (scheme)")? {
             SCHEME_NATIVE => load_payload_as::<T, _>(&limits, HeaderFormat::Native, next),
             SCHEME_REDISBLOOM => load_payload_as::<T, _>(&limits, HeaderFormat::RedisBloom, next),
             SCHEME_WINDOWED if T::WINDOWED => {
@@ -237,7 +244,7 @@ fn load<T: FilterValue>(rdb: *mut raw::RedisModuleIO, encver: c_int) -> Result<T
             }
             s => Err(format!("unknown hash scheme {s}")),
         },
-        ENCVER_V5 => load_payload_as::<T, _>(&limits, HeaderFormat::Native, next),
+        ENCVER_CHUNKS => load_payload_as::<T, _>(&limits, HeaderFormat::Native, next),
         0..=ENCVER_REDISBLOOM => T::from_redisbloom_rdb(encver, &mut IoReader(rdb), &limits),
         _ => Err(format!(
             "unknown encoding version {encver} (this module reads 0-{ENCVER})"
