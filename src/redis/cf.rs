@@ -126,8 +126,9 @@ impl InsertLimits {
         let trusted = ctx.trusted();
         InsertLimits {
             // Every layout grows at most to `cf-max-expansions`, checked for
-            // each added item. RedisBloom checks once per command (its quirk
-            // Q11), so one CF.INSERT grew a filter past the limit: past what any
+            // each added item. RedisBloom checks once per command (its CF insert
+            // path in https://github.com/RedisBloom/RedisBloom/blob/v2.8.2/src/rebloom.c),
+            // so one CF.INSERT grew a filter past the limit: past what any
             // client RESTORE or LOADCHUNK accepts (it could not move) and into
             // thousands of sub-filters (it stalled the server). A filter of
             // RedisBloom's layout also keeps its per-command refusal

@@ -146,7 +146,8 @@ impl Key {
         }
     }
 
-    /// The value, or `ERR not found` / WRONGTYPE (spec 2.1).
+    /// The value, or `ERR not found` / WRONGTYPE (RedisBloom's replies for a
+    /// missing key and a key of another type).
     pub fn existing<T: FilterValue>(&mut self, ty: &ModuleType<T>) -> Result<&mut T, CmdError> {
         match self.lookup(ty) {
             Lookup::Found(v) => Ok(v),
