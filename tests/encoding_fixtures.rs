@@ -40,16 +40,109 @@ fn items(tag: &str, n: usize) -> Vec<String> {
 /// Every case: key, creation command, items added (BF.MADD / CF.INSERT), deleted.
 fn cases() -> Vec<(&'static str, Vec<&'static str>, usize, usize)> {
     vec![
-        ("bf-default", vec!["BF.RESERVE", "bf-default", "0.01", "100"], 450, 0),
-        ("bf-nonscaling", vec!["BF.RESERVE", "bf-nonscaling", "0.001", "100", "NONSCALING"], 100, 0),
-        ("bf-blocked", vec!["BF.RESERVE", "bf-blocked", "0.01", "100", "EXPANSION", "4", "LAYOUT", "blocked"], 450, 0),
-        ("bf-paired", vec!["BF.RESERVE", "bf-paired", "0.01", "100", "LAYOUT", "paired"], 450, 0),
-        ("bf-redisbloom", vec!["BF.RESERVE", "bf-redisbloom", "0.01", "100", "LAYOUT", "redisbloom"], 450, 0),
-        ("bf-options", vec!["BF.RESERVE", "bf-options", "0.001", "50", "TIGHTENING", "0.7", "SEED", "0123456789abcdef0123456789abcdef"], 300, 0),
-        ("bw-paired", vec!["BF.RESERVE", "bw-paired", "0.01", "100", "WINDOW", "60"], 300, 0),
-        ("bw-classic", vec!["BF.RESERVE", "bw-classic", "0.01", "100", "WINDOW", "60", "LAYOUT", "classic", "NONSCALING"], 100, 0),
-        ("cf-default", vec!["CF.RESERVE", "cf-default", "64", "EXPANSION", "2"], 200, 30),
-        ("cf-redisbloom", vec!["CF.RESERVE", "cf-redisbloom", "64", "BUCKETSIZE", "4", "LAYOUT", "redisbloom"], 200, 30),
+        (
+            "bf-default",
+            vec!["BF.RESERVE", "bf-default", "0.01", "100"],
+            450,
+            0,
+        ),
+        (
+            "bf-nonscaling",
+            vec!["BF.RESERVE", "bf-nonscaling", "0.001", "100", "NONSCALING"],
+            100,
+            0,
+        ),
+        (
+            "bf-blocked",
+            vec![
+                "BF.RESERVE",
+                "bf-blocked",
+                "0.01",
+                "100",
+                "EXPANSION",
+                "4",
+                "LAYOUT",
+                "blocked",
+            ],
+            450,
+            0,
+        ),
+        (
+            "bf-paired",
+            vec!["BF.RESERVE", "bf-paired", "0.01", "100", "LAYOUT", "paired"],
+            450,
+            0,
+        ),
+        (
+            "bf-redisbloom",
+            vec![
+                "BF.RESERVE",
+                "bf-redisbloom",
+                "0.01",
+                "100",
+                "LAYOUT",
+                "redisbloom",
+            ],
+            450,
+            0,
+        ),
+        (
+            "bf-options",
+            vec![
+                "BF.RESERVE",
+                "bf-options",
+                "0.001",
+                "50",
+                "TIGHTENING",
+                "0.7",
+                "SEED",
+                "0123456789abcdef0123456789abcdef",
+            ],
+            300,
+            0,
+        ),
+        (
+            "bw-paired",
+            vec!["BF.RESERVE", "bw-paired", "0.01", "100", "WINDOW", "60"],
+            300,
+            0,
+        ),
+        (
+            "bw-classic",
+            vec![
+                "BF.RESERVE",
+                "bw-classic",
+                "0.01",
+                "100",
+                "WINDOW",
+                "60",
+                "LAYOUT",
+                "classic",
+                "NONSCALING",
+            ],
+            100,
+            0,
+        ),
+        (
+            "cf-default",
+            vec!["CF.RESERVE", "cf-default", "64", "EXPANSION", "2"],
+            200,
+            30,
+        ),
+        (
+            "cf-redisbloom",
+            vec![
+                "CF.RESERVE",
+                "cf-redisbloom",
+                "64",
+                "BUCKETSIZE",
+                "4",
+                "LAYOUT",
+                "redisbloom",
+            ],
+            200,
+            30,
+        ),
     ]
 }
 
@@ -60,24 +153,39 @@ fn build(con: &mut Connection, key: &str, create: &[&str], n: usize, del: usize)
     let its = items(key, n);
     for chunk in its.chunks(50) {
         let cmd = if key.starts_with("cf") {
-            redis::cmd("CF.INSERT").arg(key).arg("ITEMS").arg(chunk).clone()
+            redis::cmd("CF.INSERT")
+                .arg(key)
+                .arg("ITEMS")
+                .arg(chunk)
+                .clone()
         } else {
             redis::cmd("BF.MADD").arg(key).arg(chunk).clone()
         };
         let _: Value = cmd.query(con).expect("add");
     }
     for it in its.iter().take(del) {
-        let _: Value = redis::cmd("CF.DEL").arg(key).arg(it).query(con).expect("del");
+        let _: Value = redis::cmd("CF.DEL")
+            .arg(key)
+            .arg(it)
+            .query(con)
+            .expect("del");
     }
 }
 
 fn scandump(con: &mut Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
-    let cmd = if key.starts_with("cf") { "CF.SCANDUMP" } else { "BF.SCANDUMP" };
+    let cmd = if key.starts_with("cf") {
+        "CF.SCANDUMP"
+    } else {
+        "BF.SCANDUMP"
+    };
     let mut out = Vec::new();
     let mut it = 0i64;
     loop {
-        let (next, data): (i64, Vec<u8>) =
-            redis::cmd(cmd).arg(key).arg(it).query(con).expect("scandump");
+        let (next, data): (i64, Vec<u8>) = redis::cmd(cmd)
+            .arg(key)
+            .arg(it)
+            .query(con)
+            .expect("scandump");
         if next == 0 {
             return out;
         }
@@ -87,10 +195,18 @@ fn scandump(con: &mut Connection, key: &str) -> Vec<(i64, Vec<u8>)> {
 }
 
 fn answers(con: &mut Connection, key: &str, n: usize) -> String {
-    let cmd = if key.starts_with("cf") { "CF.MEXISTS" } else { "BF.MEXISTS" };
+    let cmd = if key.starts_with("cf") {
+        "CF.MEXISTS"
+    } else {
+        "BF.MEXISTS"
+    };
     let mut probes = items(key, n);
     probes.extend(items("absent", 300));
-    let v: Vec<i64> = redis::cmd(cmd).arg(key).arg(&probes).query(con).expect("mexists");
+    let v: Vec<i64> = redis::cmd(cmd)
+        .arg(key)
+        .arg(&probes)
+        .query(con)
+        .expect("mexists");
     v.iter().map(|x| if *x == 1 { '1' } else { '0' }).collect()
 }
 
@@ -118,7 +234,8 @@ fn committed_payloads_restore_and_todays_payloads_match_them() {
         lines.push((key, dump, stream, answers(&mut con, key, n)));
     }
     if std::env::var_os("FERROBLOOM_WRITE_FIXTURES").is_some() {
-        let mut text = String::from("# key\tDUMP (hex)\tSCANDUMP (iter:hex, ...)\tMEXISTS answers\n");
+        let mut text =
+            String::from("# key\tDUMP (hex)\tSCANDUMP (iter:hex, ...)\tMEXISTS answers\n");
         for (k, d, s, a) in &lines {
             text.push_str(&format!("{k}\t{}\t{}\t{a}\n", hex(d), stream_hex(s)));
         }
@@ -136,7 +253,10 @@ fn committed_payloads_restore_and_todays_payloads_match_them() {
         let (fdump, fstream, fans) = (unhex(f[1]), f[2], f[3]);
         // Today's bytes (windowed filters carry their write times: not comparable).
         if !key.starts_with("bw") {
-            assert!(body(dump) == body(&fdump), "{key}: DUMP body differs from the fixture");
+            assert!(
+                body(dump) == body(&fdump),
+                "{key}: DUMP body differs from the fixture"
+            );
             assert_eq!(stream_hex(stream), fstream, "{key}: SCANDUMP differs");
             assert_eq!(ans, fans, "{key}: answers differ");
         }
@@ -150,11 +270,19 @@ fn committed_payloads_restore_and_todays_payloads_match_them() {
             .unwrap_or_else(|e| panic!("{key}: RESTORE of the fixture: {e}"));
         let back = scandump(&mut con, &copy);
         // SCANDUMP reads the key under its own name: the cf/bf prefix decides the command.
-        assert_eq!(stream_hex(&back), fstream, "{key}: restored SCANDUMP differs");
+        assert_eq!(
+            stream_hex(&back),
+            fstream,
+            "{key}: restored SCANDUMP differs"
+        );
         let n = fans.len() - 300;
         let mut probes = items(key, n);
         probes.extend(items("absent", 300));
-        let cmd = if key.starts_with("cf") { "CF.MEXISTS" } else { "BF.MEXISTS" };
+        let cmd = if key.starts_with("cf") {
+            "CF.MEXISTS"
+        } else {
+            "BF.MEXISTS"
+        };
         if key.starts_with("bw") {
             // Windowed answers are read at the filter's own newest-change time by a
             // clock behind it (docs/windowed.md), as they were recorded.
@@ -163,13 +291,24 @@ fn committed_payloads_restore_and_todays_payloads_match_them() {
                 .query(&mut con)
                 .expect("clock");
         }
-        let v: Vec<i64> = redis::cmd(cmd).arg(&copy).arg(&probes).query(&mut con).expect("mexists");
+        let v: Vec<i64> = redis::cmd(cmd)
+            .arg(&copy)
+            .arg(&probes)
+            .query(&mut con)
+            .expect("mexists");
         let got: String = v.iter().map(|x| if *x == 1 { '1' } else { '0' }).collect();
         assert_eq!(got, fans, "{key}: restored answers differ");
-        let _: Value = redis::cmd("FERROBLOOM.CLOCK").arg(0).query(&mut con).expect("clock");
+        let _: Value = redis::cmd("FERROBLOOM.CLOCK")
+            .arg(0)
+            .query(&mut con)
+            .expect("clock");
         // A LOADCHUNK copy of the committed stream DUMPs to the committed body.
         let lc = format!("{key}-loaded");
-        let load = if key.starts_with("cf") { "CF.LOADCHUNK" } else { "BF.LOADCHUNK" };
+        let load = if key.starts_with("cf") {
+            "CF.LOADCHUNK"
+        } else {
+            "BF.LOADCHUNK"
+        };
         for part in fstream.split(',') {
             let (i, d) = part.split_once(':').expect("iter:hex");
             let _: Value = redis::cmd(load)
@@ -180,6 +319,9 @@ fn committed_payloads_restore_and_todays_payloads_match_them() {
                 .unwrap_or_else(|e| panic!("{key}: LOADCHUNK: {e}"));
         }
         let d2: Vec<u8> = redis::cmd("DUMP").arg(&lc).query(&mut con).expect("dump");
-        assert!(body(&d2) == body(&fdump), "{key}: LOADCHUNK copy DUMPs differently");
+        assert!(
+            body(&d2) == body(&fdump),
+            "{key}: LOADCHUNK copy DUMPs differently"
+        );
     }
 }

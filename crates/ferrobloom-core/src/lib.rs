@@ -6,11 +6,11 @@
 pub mod bits;
 pub mod bloom;
 pub mod cuckoo;
-pub mod hash;
-pub mod payload;
 #[cfg(test)]
 #[path = "tests/fixtures.rs"]
 mod fixture_tests;
+pub mod hash;
+pub mod payload;
 #[cfg(test)]
 #[path = "tests/roundtrip.rs"]
 mod roundtrip_tests;

@@ -17,10 +17,7 @@ const LIMITS: Limits = Limits {
     max_filters: 32,
 };
 
-const FILE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/encodings.tsv"
-);
+const FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/encodings.tsv");
 
 fn item(tag: &str, i: u64) -> Vec<u8> {
     format!("{tag}:{i}").into_bytes()
@@ -112,7 +109,11 @@ fn bloom_case(name: &str, c: &BloomChain, tag: &str, added: u64) -> Case {
 
 fn window_answers(c: &BloomChain, tag: &str, added: u64, now: u64) -> String {
     let w = c.window().expect("windowed");
-    bits(probes(tag, added).iter().map(|p| w.contains(&c.hash(p), now)))
+    bits(
+        probes(tag, added)
+            .iter()
+            .map(|p| w.contains(&c.hash(p), now)),
+    )
 }
 
 fn cuckoo_case(name: &str, f: &CuckooFilter, tag: &str, added: u64) -> Case {
@@ -147,8 +148,8 @@ fn build_all() -> Vec<Case> {
     for (lname, layout) in LAYOUTS {
         // Scaling: 100 items, 450 added (three links), and non-scaling at capacity.
         for (mode, expansion, n) in [("scaling", 2u32, 450u64), ("nonscaling", 0, 100)] {
-            let mut c = BloomChain::with_layout(100, 0.01, expansion, layout, &LIMITS)
-                .expect("create");
+            let mut c =
+                BloomChain::with_layout(100, 0.01, expansion, layout, &LIMITS).expect("create");
             let tag = format!("bf-{lname}-{mode}");
             for i in 0..n {
                 let _ = c.add(&c.hash(&item(&tag, i)), &LIMITS);
@@ -163,8 +164,7 @@ fn build_all() -> Vec<Case> {
             tightening: 0.7,
             seed: Some(*b"0123456789abcdef0123456789abcdef"),
         };
-        let mut c =
-            BloomChain::with_options(50, 0.001, 4, layout, opts, &LIMITS).expect("create");
+        let mut c = BloomChain::with_options(50, 0.001, 4, layout, opts, &LIMITS).expect("create");
         let tag = format!("bf-{lname}-options");
         for i in 0..300 {
             let _ = c.add(&c.hash(&item(&tag, i)), &LIMITS);
@@ -230,8 +230,7 @@ fn fixtures_built_today_are_byte_for_byte_the_committed_ones() {
             text.push_str(&c.line());
             text.push('\n');
         }
-        std::fs::create_dir_all(std::path::Path::new(FILE).parent().expect("dir"))
-            .expect("mkdir");
+        std::fs::create_dir_all(std::path::Path::new(FILE).parent().expect("dir")).expect("mkdir");
         std::fs::write(FILE, text).expect("write fixtures");
     }
     let fixed = fixtures();
