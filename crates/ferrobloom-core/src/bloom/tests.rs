@@ -1,3 +1,4 @@
+use super::sizing::{blocked_fpr, paired_fpr};
 use super::*;
 
 pub(crate) use crate::test_rng::SplitMix;
