@@ -59,7 +59,8 @@
 //!   insertion with kick-outs, growth, deletion;
 //! - `compact.rs`: the bounded incremental compaction;
 //! - `encoding.rs`: the versioned SCANDUMP/RDB header and the data chunks;
-//! - `tests.rs`: unit and property tests.
+//! - `tests/`: unit and property tests, by topic (`basics.rs`, `growth.rs`,
+//!   `encoding.rs`, `redisbloom.rs`).
 
 use std::borrow::Cow;
 use std::fmt;
