@@ -259,6 +259,7 @@ impl CuckooFilter {
             cursor,
             rb: false,
             total_slots: 0,
+            table_bytes: 0,
         };
         Ok(Plan {
             buckets: Plan::bucket_counts(base, expansion, nfilters)?,

@@ -44,6 +44,10 @@ pub struct CuckooFilter {
     /// Slots over all sub-filters, kept up to date as sub-filters come and go
     /// (so counting an insert is O(1), not a walk over the sub-filters).
     pub(super) total_slots: u64,
+    /// Slot-storage bytes over all sub-filters, kept up to date likewise (so
+    /// a growth checks the memory cap in O(1): summed per growth, filling a
+    /// filter of RedisBloom's layout to its 65535 sub-filters took seconds).
+    pub(super) table_bytes: u64,
 }
 
 /// A checked header: the filter without its tables, and each table's bucket
@@ -88,6 +92,7 @@ impl Plan {
         for b in buckets {
             let sub = SubFilter::new_zeroed(b, &l)?;
             filter.total_slots = filter.total_slots.saturating_add(sub.slots);
+            filter.table_bytes = filter.table_bytes.saturating_add(sub.data.len() as u64);
             filter.subs.push(sub);
         }
         filter.num_items = filter.num_items.min(filter.total_slots);
@@ -180,6 +185,7 @@ impl CuckooFilter {
         subs.try_reserve(1).map_err(|_| CuckooError::AllocFailed)?;
         subs.push(SubFilter::new_zeroed(base, &layout)?);
         let total_slots = subs.first().map_or(0, |s| s.slots);
+        let table_bytes = subs.first().map_or(0, |s| s.data.len() as u64);
         Ok(CuckooFilter {
             subs,
             layout,
@@ -194,6 +200,7 @@ impl CuckooFilter {
             cursor: None,
             rb: p.redisbloom,
             total_slots,
+            table_bytes,
         })
     }
 
@@ -224,6 +231,7 @@ impl CuckooFilter {
             cursor: self.cursor,
             rb: self.rb,
             total_slots: self.total_slots,
+            table_bytes: self.table_bytes,
         })
     }
 
@@ -282,9 +290,7 @@ impl CuckooFilter {
     }
     /// Total slot-storage bytes over all sub-filters.
     pub fn table_bytes(&self) -> u64 {
-        self.subs
-            .iter()
-            .fold(0u64, |a, s| a.saturating_add(s.data.len() as u64))
+        self.table_bytes
     }
     /// Every heap block the filter owns besides itself (address, requested
     /// size), for memory accounting (see `BloomChain::heap_blocks`).
@@ -514,6 +520,7 @@ impl CuckooFilter {
             .map_err(|_| CuckooError::AllocFailed)?;
         let sub = SubFilter::new_zeroed(buckets, &self.layout)?;
         self.total_slots = self.total_slots.saturating_add(sub.slots);
+        self.table_bytes = self.table_bytes.saturating_add(sub.data.len() as u64);
         self.subs.push(sub);
         Ok(())
     }

@@ -113,6 +113,7 @@ impl CuckooFilter {
             cursor: None,
             rb: true,
             total_slots: 0,
+            table_bytes: 0,
         };
         Ok(Plan {
             buckets: Plan::bucket_counts(f.buckets, expansion, f.filters as u32)?,

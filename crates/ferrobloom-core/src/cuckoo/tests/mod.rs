@@ -43,6 +43,8 @@ fn check_occupancy(f: &CuckooFilter) {
         total += real;
     }
     assert_eq!(total, f.num_items);
+    let bytes: u64 = f.subs.iter().map(|s| s.data.len() as u64).sum();
+    assert_eq!(f.table_bytes(), bytes);
 }
 
 fn dump_and_load(f: &CuckooFilter) -> CuckooFilter {
