@@ -91,6 +91,8 @@ impl BloomLayout {
         }
     }
 
+    /// The layout of a header code ([`code`](Self::code)); `None` for an
+    /// unknown code.
     pub fn from_code(code: u8) -> Option<Self> {
         match code {
             LAYOUT_CLASSIC => Some(BloomLayout::Classic),
@@ -148,6 +150,7 @@ impl Default for Limits {
     }
 }
 
+/// Why creating, growing, adding to or loading a Bloom filter failed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BloomError {
     /// A non-scaling filter is full and the item is new.

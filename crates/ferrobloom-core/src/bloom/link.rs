@@ -49,14 +49,18 @@ impl Link {
         })
     }
 
+    /// Capacity, error rate, bits, hash functions and layout of the link.
     pub fn shape(&self) -> &LinkShape {
         &self.shape
     }
 
+    /// Items this link accepted as new.
     pub fn items(&self) -> u64 {
         self.items
     }
 
+    /// Whether the link holds its capacity of items: the chain adds the next
+    /// item to a new link, or refuses it.
     pub fn is_full(&self) -> bool {
         self.items >= self.shape.entries
     }
@@ -72,6 +76,8 @@ impl Link {
         bytes.get(..self.storage()).unwrap_or(bytes)
     }
 
+    /// The persisted byte view of the bits for writing (loading a chunk or a
+    /// payload): the whole link then counts as written (see `bits::Written`).
     pub fn data_mut(&mut self) -> &mut [u8] {
         let n = self.storage();
         let bytes = self.words.as_bytes_mut();

@@ -58,6 +58,8 @@ pub struct RbChain {
 }
 
 impl RbChain {
+    /// The chain's hashing: [`HashScheme::Murmur64`] with `OPT_FORCE64`, else
+    /// RedisBloom 1.x's [`HashScheme::Murmur32`].
     pub fn scheme(&self) -> HashScheme {
         if self.options & OPT_FORCE64 != 0 {
             HashScheme::Murmur64
@@ -66,6 +68,8 @@ impl RbChain {
         }
     }
 
+    /// Whether the chain adds a link when its newest is full (`OPT_NO_SCALING`
+    /// unset).
     pub fn scaling(&self) -> bool {
         self.options & OPT_NO_SCALING == 0
     }

@@ -526,7 +526,7 @@ impl CuckooFilter {
     }
 
     /// Prefetches both candidate buckets of `h` in the newest sub-filters (at
-    /// most [`PREFETCH_SUBFILTERS`]), for batches (see `core::hash::HashAhead`).
+    /// most `PREFETCH_SUBFILTERS` = 4), for batches (see `core::hash::HashAhead`).
     #[inline]
     pub fn prefetch(&self, h: &CuckooHash) {
         let l = self.layout;
