@@ -248,7 +248,8 @@ pub struct BloomChain {
     window: Option<Box<crate::window::Window>>,
 }
 
-/// The fixed part of `mem_usage`, per RedisBloom's formula (spec 8.3).
+/// The fixed part of `mem_usage`, per RedisBloom's formula (`BFMemUsage` in
+/// src/rebloom.c: `sizeof(SBChain)` plus `sizeof(SBLink)` per link).
 const CHAIN_OVERHEAD: u64 = 32;
 const LINK_OVERHEAD: u64 = 64;
 

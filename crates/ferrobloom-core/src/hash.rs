@@ -275,7 +275,9 @@ mod tests {
 
     #[test]
     fn redisbloom_murmur_test_vectors() {
-        // (item, a, b, cuckoo hash) from the compatibility spec, section 6.1.
+        // (item, a, b, cuckoo hash): RedisBloom 2.8.2's values, `bloom_calc_hash64`
+        // (deps/bloom/bloom.c) and `CUCKOO_GEN_HASH` (src/cuckoo.h), both
+        // `MurmurHash64A_Bloom` of deps/murmur2/MurmurHash2.c.
         let vectors: [(&[u8], u64, u64, u64); 6] = [
             (b"", 0x1ab11ea5a7b2c56e, 0xbbddcb5ab56dd547, 0),
             (

@@ -1,7 +1,9 @@
 //! Bloom filters migrated from RedisBloom: its link sizing, bit indexing and
 //! header format, so that a filter that came from RedisBloom answers, grows and
-//! dumps exactly as it did there (RedisBloom 2.8.2, `deps/bloom/bloom.c`,
-//! `src/sb.c`; compatibility spec 6.1-6.3, 7.1, 8.1).
+//! dumps exactly as it did there (RedisBloom 2.8.2,
+//! <https://github.com/RedisBloom/RedisBloom/blob/v2.8.2/deps/bloom/bloom.c>: hashing and
+//! link sizing; `src/sb.c`: the chain and its SCANDUMP header; `src/rebloom.c`:
+//! the RDB encoding and `BFMemUsage`).
 //!
 //! # Hashing and bit indexing
 //! The chain's options select the hash ([`HashScheme::Murmur64`] with FORCE64,

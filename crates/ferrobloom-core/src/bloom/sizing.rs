@@ -61,7 +61,7 @@ pub struct LinkShape {
 }
 
 impl LinkShape {
-    /// Sizes a classic link exactly as RedisBloom does (spec 6.2).
+    /// Sizes a classic link exactly as RedisBloom does (module doc).
     pub fn new(entries: u64, error: f64) -> Result<Self, BloomError> {
         Self::sized(entries, error, false)
     }

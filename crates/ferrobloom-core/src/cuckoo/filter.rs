@@ -410,7 +410,8 @@ impl CuckooFilter {
         false
     }
 
-    /// Kick-out in the newest sub-filter (spec 6.4): start at bucket i1; at
+    /// Kick-out in the newest sub-filter (RedisBloom's `Filter_KOInsert` in
+    /// src/cuckoo.c, with our victim position): start at bucket i1; at
     /// step `n` swap with the slot at [`victim_pos`]`(bucket, n)`, move the
     /// evicted fingerprint to its alternate bucket, stop at the first empty
     /// slot. On failure the swaps are undone in reverse order (no path is
@@ -552,7 +553,8 @@ impl CuckooFilter {
     }
 
     /// Matching fingerprints over both candidate buckets of every sub-filter; a
-    /// bucket that is both candidates is counted once (fixes quirk Q10).
+    /// bucket that is both candidates is counted once (RedisBloom's
+    /// `subFilterCount`, src/cuckoo.c, counts it twice).
     pub fn count(&self, h: &CuckooHash) -> u64 {
         let l = self.layout;
         let fp = self.fp_of(h);
@@ -563,7 +565,7 @@ impl CuckooFilter {
             let i2 = (h.lo ^ ah) & mask;
             let mut c = sub.count_in(&l, i1, fp);
             // RedisBloom counts a bucket that is both candidates twice (its
-            // quirk Q10), and a migrated filter keeps its answers.
+            // `subFilterCount`), and a migrated filter keeps its answers.
             if i2 != i1 || self.rb {
                 c = c.saturating_add(sub.count_in(&l, i2, fp));
             }

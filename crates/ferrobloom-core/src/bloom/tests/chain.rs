@@ -5,7 +5,8 @@ use super::*;
 
 #[test]
 fn scaling_chain_grows_like_redisbloom() {
-    // spec 3.8: BF.RESERVE bf 0.01 10, then 100 adds: links of capacity
+    // RedisBloom's chain (`SBChain_Add` in src/sb.c, links sized by `bloom_init`
+    // in deps/bloom/bloom.c) for BF.RESERVE bf 0.01 10, then 100 adds: links of capacity
     // 10/20/40/80 with 16/32/72/160 bytes and 8/9/10/11 hashes.
     let limits = Limits::default();
     let mut c = BloomChain::new(10, 0.01, 2, &limits).unwrap();

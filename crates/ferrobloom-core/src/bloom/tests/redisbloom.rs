@@ -5,7 +5,8 @@ use super::*;
 
 #[test]
 fn redisbloom_layout_sizes_and_scandump_example() {
-    // Spec 6.2's worked sizes (link bytes, bits, hashes, BF.INFO Size).
+    // RedisBloom's sizes (link bytes, bits, hashes, BF.INFO Size): `bloom_init`
+    // in deps/bloom/bloom.c, `BFMemUsage` in src/rebloom.c.
     for (err, cap, bytes, k, size) in [
         (0.01, 10, 16, 8, 112),
         (0.001, 100, 200, 11, 296),
@@ -21,7 +22,9 @@ fn redisbloom_layout_sizes_and_scandump_example() {
     assert_eq!(c.links()[0].shape().bytes(), 8);
     assert_eq!(c.links()[0].shape().hashes, 7);
     assert_eq!(c.expansion(), None);
-    // Spec 7.1's documented SCANDUMP: BF.RESERVE bf 0.1 10; BF.ADD bf item1.
+    // The BF.SCANDUMP example of RedisBloom's docs (BF.RESERVE bf 0.1 10;
+    // BF.ADD bf item1):
+    // https://github.com/RedisBloom/RedisBloom/blob/v2.8.2/docs/commands/bf.scandump.md
     let mut c = rb_chain(10, 0.1, 2);
     let l = Limits::default();
     assert_eq!(c.add(&c.hash(b"item1"), &l), Ok(true));

@@ -6,7 +6,8 @@ use crate::bloom::sizing::{blocked_fpr, paired_fpr};
 
 #[test]
 fn link_sizes_match_redisbloom_table() {
-    // (error, capacity) -> (link bytes, hashes, BF.INFO Size), spec 6.2 and 5.1.
+    // (error, capacity) -> (link bytes, hashes, BF.INFO Size), as RedisBloom
+    // computes them (`bloom_init` in deps/bloom/bloom.c, `BFMemUsage` in src/rebloom.c).
     let cases: &[(f64, u64, u64, u32, u64)] = &[
         (0.01, 10, 16, 8, 112),
         (0.001, 100, 200, 11, 296),

@@ -105,7 +105,8 @@ fn count_duplicates_and_coinciding_buckets() {
         assert_eq!(f.count(&h), i);
     }
     assert!(!f.delete(&h));
-    // Both candidate buckets coincide: count must not double (Q10).
+    // Both candidate buckets coincide: count must not double (RedisBloom's
+    // `subFilterCount`, src/cuckoo.c, counts such a bucket twice).
     let mut f = CuckooFilter::new(&params(8, 4, 1, 8), NOCAP).unwrap();
     assert_eq!(f.base_buckets(), 2);
     let h = (0u64..)

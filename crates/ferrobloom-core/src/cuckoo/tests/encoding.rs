@@ -200,7 +200,8 @@ fn scandump_load_chunk_round_trip() {
     assert_eq!(snapshot(&f), snapshot(&g));
     check_occupancy(&g);
 
-    // Empty filter with several sub-filters still dumps (Q13).
+    // Empty filter with several sub-filters still dumps (RedisBloom's
+    // `CFScanDump_RedisCommand`, src/rebloom.c, dumps nothing without items).
     let mut f = CuckooFilter::new(&params(8, 2, 2, 8), NOCAP).unwrap();
     for i in 0..100 {
         f.insert(&hash_item(&key(15, i)), 64, NOCAP).unwrap();

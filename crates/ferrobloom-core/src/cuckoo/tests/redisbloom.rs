@@ -7,7 +7,8 @@ use super::*;
 fn redisbloom_fingerprint_buckets_and_header() {
     let f = CuckooFilter::new(&rb_params(1024, 2, 1), u64::MAX).unwrap();
     assert!(f.is_redisbloom());
-    // MurmurHash64A("foo", 0) = 0xcdde38358fd25b01 (spec 6.1).
+    // MurmurHash64A("foo", 0) = 0xcdde38358fd25b01 (RedisBloom's `CUCKOO_GEN_HASH`,
+    // src/cuckoo.h; `MurmurHash64A_Bloom` in deps/murmur2/MurmurHash2.c).
     let h = f.hash(b"foo");
     assert_eq!(
         h,
@@ -32,7 +33,7 @@ fn redisbloom_fingerprint_buckets_and_header() {
 fn redisbloom_counts_a_bucket_that_is_both_candidates_twice() {
     // Two buckets: an even fingerprint's alternate term `fp * 0x5bd1e995` is even,
     // so both candidates are the same bucket, which RedisBloom counts twice (its
-    // quirk Q10, kept for migrated filters).
+    // `subFilterCount` in src/cuckoo.c, kept for migrated filters).
     let mut f = CuckooFilter::new(&rb_params(4, 2, 1), u64::MAX).unwrap();
     assert_eq!(f.subfilter_buckets().next(), Some(2));
     let (even, odd) = {
