@@ -88,8 +88,7 @@ pub enum MergeError {
         input: Option<usize>,
         /// The property that differs (`"hash scheme"`, `"layout"`, `"bit count"`, ...).
         what: &'static str,
-        /// The link whose property differs (0-based); `None` for a property of
-        /// the chain.
+        /// The link that differs (0-based); `None` for a property of the chain.
         link: Option<usize>,
     },
     /// A bound or the allocator refused the result (`MemoryCap`, `MaxLinks`,
@@ -330,9 +329,8 @@ enum Fresh {
 /// (lazily zeroed) allocation first maps the shared zero page, and the write
 /// that follows faults a second time to replace it: that doubled the time of a
 /// merge into a new key (`perf`: `do_wp_page` under `or_into`). Its pages are
-/// also populated in one call first
-/// ([`Words::populate`](crate::bits::Words::populate)), instead of one page
-/// fault per 4 KiB.
+/// also populated in one call first ([`Words::populate`](crate::bits::Words::populate)),
+/// instead of one page fault per 4 KiB.
 fn or_into(dst: &mut Link, inputs: &[&Link], fresh: Fresh) {
     let mut hist = [0u64; BLOCK_WORDS * 64 + 1];
     {
