@@ -6,9 +6,10 @@
 //! that many distinct items; a non-scaling filter filled until it refuses
 //! items (`full`). Each measurement probes `--probes` items never added.
 //! bits/item = storage bits of every link / distinct items added; RedisBloom's
-//! bits/item is its formula (spec 6.2: `floor(entries * |ln e| / ln(2)^2)` bits
-//! rounded up to 64 per link; scaling links at e/2, e/4, ...; non-scaling at e)
-//! for the same links and items; the textbook value is `|ln e| / ln(2)^2`.
+//! bits/item is its formula (`bloom_init` in RedisBloom's deps/bloom/bloom.c:
+//! `floor(entries * |ln e| / ln(2)^2)` bits rounded up to 64 per link; scaling
+//! links at e/2, e/4, ...; non-scaling at e) for the same links and items; the
+//! textbook value is `|ln e| / ln(2)^2`.
 //!
 //! Cuckoo (each fingerprint width in `--fp-bits` x bucket size in
 //! `--bucket-sizes`): one non-growing table of `--cf-slots` slots with
@@ -40,7 +41,8 @@ use ferrobloom_core::hash::ItemHash;
 const LN2_SQUARED: f64 = 0.480453013918201;
 const TAG_PROBE: u64 = 0x5052_4f42_0000_0000;
 
-/// RedisBloom's bit count for one link (spec 6.2, NOROUND, rounded up to 64).
+/// RedisBloom's bit count for one link (`bloom_init`, deps/bloom/bloom.c, with
+/// NOROUND: rounded up to 64).
 fn rb_link_bits(entries: u64, error: f64) -> u64 {
     let bits = ((entries as f64 * error.ln().abs() / LN2_SQUARED).floor() as u64).max(1);
     bits.div_ceil(64) * 64

@@ -245,6 +245,7 @@ impl Words {
         }
     }
 
+    /// Bits in use: 64 per word.
     #[inline]
     pub fn len_bits(&self) -> u64 {
         self.len as u64 * 64

@@ -21,11 +21,15 @@ use xxhash_rust::xxh3::{xxh3_128, xxh3_128_with_seed, xxh3_64};
 /// The two 64-bit halves of an item's XXH3-128 hash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ItemHash {
+    /// Bits 0..64 of the hash (RedisBloom's `a` for filters that keep its
+    /// hashing, [`HashScheme::bloom`]).
     pub lo: u64,
+    /// Bits 64..128 of the hash (RedisBloom's `b`).
     pub hi: u64,
 }
 
 impl ItemHash {
+    /// The item's XXH3-128 hash (seed 0), split into its halves.
     #[inline]
     pub fn of(item: &[u8]) -> Self {
         let h = xxh3_128(item);
@@ -193,6 +197,8 @@ where
     H: Copy,
     F: Fn(&[u8]) -> H,
 {
+    /// A batch over `items`, each hashed with `hash`; nothing is hashed
+    /// before the first [`next_with`](Self::next_with).
     pub fn new(items: I, hash: F) -> Self {
         HashAhead {
             items,
@@ -269,7 +275,9 @@ mod tests {
 
     #[test]
     fn redisbloom_murmur_test_vectors() {
-        // (item, a, b, cuckoo hash) from the compatibility spec, section 6.1.
+        // (item, a, b, cuckoo hash): RedisBloom 2.8.2's values, `bloom_calc_hash64`
+        // (deps/bloom/bloom.c) and `CUCKOO_GEN_HASH` (src/cuckoo.h), both
+        // `MurmurHash64A_Bloom` of deps/murmur2/MurmurHash2.c.
         let vectors: [(&[u8], u64, u64, u64); 6] = [
             (b"", 0x1ab11ea5a7b2c56e, 0xbbddcb5ab56dd547, 0),
             (

@@ -65,19 +65,19 @@ pub fn hash_alike(a: &BloomChain, b: &BloomChain) -> bool {
 pub enum MergeError {
     /// The filter is of a kind no merge takes (`why` says which).
     Unmergeable {
-        /// The refused source's index, `None` for the destination.
+        /// The refused source's index in the slice given; `None`: the destination.
         input: Option<usize>,
-        /// The kind, as the error reply names it ("a windowed filter").
+        /// The kind of filter, as the error reply names it.
         why: &'static str,
     },
     /// The filter differs from the inputs before it in `what` (of link `link`,
     /// 0-based, when it is a link's property).
     Incompatible {
-        /// The refused source's index, `None` for the destination.
+        /// The refused source's index in the slice given; `None`: the destination.
         input: Option<usize>,
-        /// The property that differs ("hash scheme", "bit count", ...).
+        /// The property that differs (`"hash scheme"`, `"layout"`, `"bit count"`, ...).
         what: &'static str,
-        /// The link (0-based) whose property differs, for a link's property.
+        /// The link that differs (0-based); `None` for a property of the chain.
         link: Option<usize>,
     },
     /// A bound or the allocator refused the result (`MemoryCap`, `MaxLinks`,
@@ -314,8 +314,8 @@ enum Fresh {
 /// (lazily zeroed) allocation first maps the shared zero page, and the write
 /// that follows faults a second time to replace it: that doubled the time of a
 /// merge into a new key (`perf`: `do_wp_page` under `or_into`). Its pages are
-/// also populated in one call first ([`Words::populate`]), instead of one
-/// page fault per 4 KiB.
+/// also populated in one call first ([`Words::populate`](crate::bits::Words::populate)),
+/// instead of one page fault per 4 KiB.
 fn or_into(dst: &mut Link, inputs: &[&Link], fresh: Fresh) {
     let mut hist = [0u64; BLOCK_WORDS * 64 + 1];
     {

@@ -1,7 +1,9 @@
 //! Bloom filters migrated from RedisBloom: its link sizing, bit indexing and
 //! header format, so that a filter that came from RedisBloom answers, grows and
-//! dumps exactly as it did there (RedisBloom 2.8.2, `deps/bloom/bloom.c`,
-//! `src/sb.c`; compatibility spec 6.1-6.3, 7.1, 8.1).
+//! dumps exactly as it did there (RedisBloom 2.8.2,
+//! <https://github.com/RedisBloom/RedisBloom/blob/v2.8.2/deps/bloom/bloom.c>: hashing and
+//! link sizing; `src/sb.c`: the chain and its SCANDUMP header; `src/rebloom.c`:
+//! the RDB encoding and `BFMemUsage`).
 //!
 //! # Hashing and bit indexing
 //! The chain's options select the hash ([`HashScheme::Murmur64`] with FORCE64,
@@ -58,6 +60,8 @@ pub struct RbChain {
 }
 
 impl RbChain {
+    /// The chain's hashing: [`HashScheme::Murmur64`] with `OPT_FORCE64`, else
+    /// RedisBloom 1.x's [`HashScheme::Murmur32`].
     pub fn scheme(&self) -> HashScheme {
         if self.options & OPT_FORCE64 != 0 {
             HashScheme::Murmur64
@@ -66,6 +70,8 @@ impl RbChain {
         }
     }
 
+    /// Whether the chain adds a link when its newest is full (`OPT_NO_SCALING`
+    /// unset).
     pub fn scaling(&self) -> bool {
         self.options & OPT_NO_SCALING == 0
     }

@@ -90,6 +90,7 @@ impl CuckooFilter {
             if occupied == 0 && k.saturating_add(1) == self.subs.len() {
                 if let Some(gone) = self.subs.pop() {
                     self.total_slots = self.total_slots.saturating_sub(gone.slots);
+                    self.table_bytes = self.table_bytes.saturating_sub(gone.data.len() as u64);
                 }
                 // Fewer slots: keep a loaded count that disagrees with the table
                 // loadable (see `count_insert`).

@@ -258,6 +258,7 @@ impl CuckooFilter {
             cursor,
             rb: false,
             total_slots: 0,
+            table_bytes: 0,
         };
         Ok(Plan {
             buckets: Plan::bucket_counts(base, expansion, nfilters)?,
@@ -322,7 +323,8 @@ impl CuckooFilter {
     /// slot bytes at offset `p - 1` of the concatenation of all sub-filters,
     /// at most [`MAX_CHUNK`] bytes and never crossing a sub-filter boundary, as
     /// `(p + len, bytes)`. Past the end (or `p < 0`) → `None`. Filters with
-    /// zero items dump too (fixes quirk Q13). A filter with RedisBloom's layout
+    /// zero items dump too (RedisBloom's `CFScanDump_RedisCommand` in
+    /// src/rebloom.c answers them with the end). A filter with RedisBloom's layout
     /// answers as RedisBloom's `CF_GetEncodedChunk`: an offset inside a
     /// sub-filter of at most [`MAX_CHUNK`] bytes gets the whole sub-filter, from
     /// its start, as `(p + its length, bytes)`.

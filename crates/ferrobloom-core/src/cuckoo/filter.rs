@@ -43,6 +43,10 @@ pub struct CuckooFilter {
     /// Slots over all sub-filters, kept up to date as sub-filters come and go
     /// (so counting an insert is O(1), not a walk over the sub-filters).
     pub(super) total_slots: u64,
+    /// Slot-storage bytes over all sub-filters, kept up to date likewise (so
+    /// a growth checks the memory cap in O(1): summed per growth, filling a
+    /// filter of RedisBloom's layout to its 65535 sub-filters took seconds).
+    pub(super) table_bytes: u64,
 }
 
 /// A checked header: the filter without its tables, and each table's bucket
@@ -87,6 +91,7 @@ impl Plan {
         for b in buckets {
             let sub = SubFilter::new_zeroed(b, &l)?;
             filter.total_slots = filter.total_slots.saturating_add(sub.slots);
+            filter.table_bytes = filter.table_bytes.saturating_add(sub.data.len() as u64);
             filter.subs.push(sub);
         }
         filter.num_items = filter.num_items.min(filter.total_slots);
@@ -179,6 +184,7 @@ impl CuckooFilter {
         subs.try_reserve(1).map_err(|_| CuckooError::AllocFailed)?;
         subs.push(SubFilter::new_zeroed(base, &layout)?);
         let total_slots = subs.first().map_or(0, |s| s.slots);
+        let table_bytes = subs.first().map_or(0, |s| s.data.len() as u64);
         Ok(CuckooFilter {
             subs,
             layout,
@@ -193,6 +199,7 @@ impl CuckooFilter {
             cursor: None,
             rb: p.redisbloom,
             total_slots,
+            table_bytes,
         })
     }
 
@@ -223,6 +230,7 @@ impl CuckooFilter {
             cursor: self.cursor,
             rb: self.rb,
             total_slots: self.total_slots,
+            table_bytes: self.table_bytes,
         })
     }
 
@@ -281,9 +289,7 @@ impl CuckooFilter {
     }
     /// Total slot-storage bytes over all sub-filters.
     pub fn table_bytes(&self) -> u64 {
-        self.subs
-            .iter()
-            .fold(0u64, |a, s| a.saturating_add(s.data.len() as u64))
+        self.table_bytes
     }
     /// Every heap block the filter owns besides itself (address, requested
     /// size), for memory accounting (see `BloomChain::heap_blocks`).
@@ -403,7 +409,8 @@ impl CuckooFilter {
         false
     }
 
-    /// Kick-out in the newest sub-filter (spec 6.4): start at bucket i1; at
+    /// Kick-out in the newest sub-filter (RedisBloom's `Filter_KOInsert` in
+    /// src/cuckoo.c, with our victim position): start at bucket i1; at
     /// step `n` swap with the slot at [`victim_pos`]`(bucket, n)`, move the
     /// evicted fingerprint to its alternate bucket, stop at the first empty
     /// slot. On failure the swaps are undone in reverse order (no path is
@@ -513,12 +520,13 @@ impl CuckooFilter {
             .map_err(|_| CuckooError::AllocFailed)?;
         let sub = SubFilter::new_zeroed(buckets, &self.layout)?;
         self.total_slots = self.total_slots.saturating_add(sub.slots);
+        self.table_bytes = self.table_bytes.saturating_add(sub.data.len() as u64);
         self.subs.push(sub);
         Ok(())
     }
 
     /// Prefetches both candidate buckets of `h` in the newest sub-filters (at
-    /// most [`PREFETCH_SUBFILTERS`]), for batches (see `core::hash::HashAhead`).
+    /// most `PREFETCH_SUBFILTERS` = 4), for batches (see `core::hash::HashAhead`).
     #[inline]
     pub fn prefetch(&self, h: &CuckooHash) {
         let l = self.layout;
@@ -544,7 +552,8 @@ impl CuckooFilter {
     }
 
     /// Matching fingerprints over both candidate buckets of every sub-filter; a
-    /// bucket that is both candidates is counted once (fixes quirk Q10).
+    /// bucket that is both candidates is counted once (RedisBloom's
+    /// `subFilterCount`, src/cuckoo.c, counts it twice).
     pub fn count(&self, h: &CuckooHash) -> u64 {
         let l = self.layout;
         let fp = self.fp_of(h);
@@ -555,7 +564,7 @@ impl CuckooFilter {
             let i2 = (h.lo ^ ah) & mask;
             let mut c = sub.count_in(&l, i1, fp);
             // RedisBloom counts a bucket that is both candidates twice (its
-            // quirk Q10), and a migrated filter keeps its answers.
+            // `subFilterCount`), and a migrated filter keeps its answers.
             if i2 != i1 || self.rb {
                 c = c.saturating_add(sub.count_in(&l, i2, fp));
             }

@@ -3,7 +3,8 @@
 //! A filter is a chain of sub-filters ("cuckoo tables"). Sub-filter `i` has
 //! `base_buckets * expansion^i` buckets of `bucket_size` slots; a slot holds an
 //! `fp_bits`-wide fingerprint, `0` meaning "empty". The shape, the insertion
-//! order, the delete rule and the growth rule follow RedisBloom (spec §6.4);
+//! order, the delete rule and the growth rule follow RedisBloom's `src/cuckoo.c`
+//! (<https://github.com/RedisBloom/RedisBloom/blob/v2.8.2/src/cuckoo.c>);
 //! the hash, the fingerprint width, the breadth-first search an insert makes
 //! before kicking out (`filter::bfs_place`), the kick-out victim position (a
 //! fixed hash instead of a cycle, see `victim_pos`), the bounded incremental
@@ -44,7 +45,8 @@
 //! # Safety rules
 //!
 //! Nothing in here panics on any input (items, parameters, headers, chunks):
-//! sizes use checked `u64` arithmetic, slot offsets are 64-bit (quirk Q12),
+//! sizes use checked `u64` arithmetic, slot offsets are 64-bit (RedisBloom's
+//! `SubCF_GetIndex` computes them in 32 bits),
 //! indexing goes through `get`, tables are allocated fallibly and only after the
 //! total size has been checked against the caller's per-filter byte cap. No
 //! randomness is used: the same commands give byte-identical tables on a master
@@ -59,7 +61,8 @@
 //!   insertion with kick-outs, growth, deletion;
 //! - `compact.rs`: the bounded incremental compaction;
 //! - `encoding.rs`: the versioned SCANDUMP/RDB header and the data chunks;
-//! - `tests.rs`: unit and property tests.
+//! - `tests/`: unit and property tests, by topic (`basics.rs`, `growth.rs`,
+//!   `encoding.rs`, `redisbloom.rs`).
 
 use std::borrow::Cow;
 use std::fmt;

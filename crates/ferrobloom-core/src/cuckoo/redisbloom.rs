@@ -1,7 +1,8 @@
 //! Cuckoo filters migrated from RedisBloom: its hashing, fingerprints, header and
 //! RDB payloads, so that such a filter answers and evolves exactly as it did
-//! there (RedisBloom 2.8.2 `src/cuckoo.c`, `src/cf.c`; compatibility spec 6.4,
-//! 7.2, 8.2).
+//! there (RedisBloom 2.8.2, <https://github.com/RedisBloom/RedisBloom/blob/v2.8.2/src/cuckoo.c>:
+//! the filter; `src/cf.c`: its SCANDUMP header and chunks; `src/rebloom.c`: the
+//! RDB encoding and `CFMemUsage`).
 //!
 //! # Hashing
 //! `h = MurmurHash64A(item, seed 0)` (both halves of [`CuckooHash`]); fingerprint
@@ -113,6 +114,7 @@ impl CuckooFilter {
             cursor: None,
             rb: true,
             total_slots: 0,
+            table_bytes: 0,
         };
         Ok(Plan {
             buckets: Plan::bucket_counts(f.buckets, expansion, f.filters as u32)?,
