@@ -26,7 +26,9 @@
 //!   or a `u16` length and that many bytes); a field of another kind than the
 //!   loader asks for ends the payload, as an RDB type error does.
 
-use crate::cmd::bf::{self as cbf, BloomDefaults, InfoField};
+use crate::cmd::bf::{self as cbf, InfoField};
+use crate::cmd::format::format_g;
+use crate::cmd::params::{BloomDefaults, CreateParams, MAX_ERROR_RATE};
 use crate::cmd::cf::{self as ccf, CuckooDefaults};
 use crate::cmd::lenient::Origin;
 use crate::cmd::parse::{is_keyword, parse_f64, parse_i64, ArgList};
@@ -564,7 +566,7 @@ pub fn args(data: &[u8]) {
         }
         if let Some(v) = parse_f64(a) {
             assert!(!v.is_nan() && a.len() <= 128);
-            let _ = cbf::format_g(v);
+            let _ = format_g(v);
         }
         if let Ok(f) = InfoField::parse(a) {
             // The default reply's five fields, or valkey-bloom's single fields.
@@ -588,13 +590,30 @@ pub fn args(data: &[u8]) {
     let n = args.count();
     for d in &BLOOM_DEFAULTS {
         if let Ok(p) = cbf::parse_reserve(&args, d) {
-            // The arity parse_reserve allows: key, rate, capacity and up to seven options
-            // (EXPANSION x, NONSCALING, LAYOUT l, TIGHTENING r, SEED s, VALIDATESCALETO n,
-            // WINDOW s) in any order, a repeated one counting.
-            assert!((4..=17).contains(&n));
+            // The arity parse_reserve allows: key, rate, capacity and each option of
+            // the option table once, in any order, a repeated one counting.
+            assert!((4..=crate::cmd::options::RESERVE_MAX_ARGS).contains(&n));
+            // The replicated BF.RESERVE parses back to the same filter, on a
+            // replica with any defaults (VALIDATESCALETO is the primary's check).
+            // Known gap: a TIGHTENING ratio below about 1e-110 is spelled in
+            // more than the 128 bytes parse_f64 reads, so a replica refuses it.
+            let mut back: Vec<Vec<u8>> = vec![b"BF.RESERVE".to_vec(), b"k".to_vec()];
+            back.extend(crate::cmd::options::reserve_args(&p));
+            let back: Vec<&[u8]> = back.iter().map(Vec::as_slice).collect();
+            let readable = back.iter().all(|a| a.len() <= 128);
+            for e in BLOOM_DEFAULTS.iter().filter(|_| readable) {
+                let again = cbf::parse_reserve_from(&back.as_slice(), e, Origin::Trusted);
+                assert_eq!(
+                    again,
+                    Ok(CreateParams {
+                        scale_to: None,
+                        ..p
+                    })
+                );
+            }
             assert!(p.opts.tightening > 0.0 && p.opts.tightening < 1.0);
             assert!(p.scale_to.is_none_or(|t| t > 0 && p.expansion > 0));
-            assert!(p.error > 0.0 && p.error <= cbf::MAX_ERROR_RATE);
+            assert!(p.error > 0.0 && p.error <= MAX_ERROR_RATE);
             assert!((1..=ferrobloom_core::bloom::MAX_CAPACITY).contains(&p.capacity));
             assert!(p.expansion <= ferrobloom_core::bloom::MAX_EXPANSION);
             let _ = BloomChain::new(p.capacity, p.error, p.expansion, &CREATE_LIMITS);
@@ -615,7 +634,7 @@ pub fn args(data: &[u8]) {
                 .arg(a.items_from - 1)
                 .is_some_and(|k| is_keyword(k, "ITEMS")));
             if let Some(p) = a.create {
-                assert!(p.error > 0.0 && p.error <= d.error.max(cbf::MAX_ERROR_RATE));
+                assert!(p.error > 0.0 && p.error <= d.error.max(MAX_ERROR_RATE));
                 let _ = BloomChain::new(p.capacity, p.error, p.expansion, &CREATE_LIMITS);
             }
         }

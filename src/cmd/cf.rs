@@ -1,5 +1,10 @@
-//! CF.* argument parsing (spec 4), with RedisBloom's syntax, defaults and error
-//! texts; keywords match whole arguments only in option positions (Q1-Q3), and
+//! CF.* argument parsing, with RedisBloom's syntax, defaults and error texts
+//! (<https://redis.io/docs/latest/commands/cf.reserve/>,
+//! <https://redis.io/docs/latest/commands/cf.insert/>); keywords match whole
+//! arguments, only in option positions (RedisBloom 2.x finds them anywhere in
+//! argv, the key included, and by first letter in CF.INSERT: `CFReserve_RedisCommand`
+//! and `CFInsert_RedisCommand` in
+//! <https://github.com/RedisBloom/RedisBloom/blob/v2.8.2/src/rebloom.c>), and
 //! ferrobloom's `ERROR rate` option (a user-chosen false-positive rate, which
 //! picks the fingerprint width) is accepted by CF.RESERVE and CF.INSERT[NX].
 
@@ -245,7 +250,7 @@ pub fn parse_insert_from<'a>(
     match origin {
         Origin::Client => parse_insert(args, d),
         // ferrobloom's LAYOUT (an INSERT into an existing key is replicated verbatim).
-        Origin::Trusted if lenient::names_option(args, &["LAYOUT"]) => {
+        Origin::Trusted if lenient::names_option(args, |a| is_keyword(a, "LAYOUT")) => {
             lenient::either(|| parse_insert(args, d), || lenient::cf_insert(args))
         }
         Origin::Trusted => lenient::either(|| lenient::cf_insert(args), || parse_insert(args, d)),
@@ -383,7 +388,8 @@ mod tests {
             err(reserve(&["CF.RESERVE", "k", "10", "ERROR", "1e-12"])),
             "ERROR: rate too small even for 32-bit fingerprints"
         );
-        // Q1/Q2: a key named like a keyword, and no read past argv.
+        // A key named like a keyword is a key (RedisBloom 2.x would take it for
+        // the keyword and read its value past argv).
         assert!(reserve(&["CF.RESERVE", "BUCKETSIZE", "10"]).is_ok());
     }
 

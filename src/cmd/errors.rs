@@ -1,5 +1,7 @@
-//! The one catalogue of error replies, with RedisBloom's exact wire texts
-//! (spec 2.4): the text after the `-`, with `ERR ` only where RedisBloom sends it.
+//! The one catalogue of error replies, with RedisBloom's exact wire texts (as
+//! RedisBloom 2.8 sends them, e.g. the `RedisModule_ReplyWithError` calls of
+//! <https://github.com/RedisBloom/RedisBloom/blob/v2.8.2/src/rebloom.c>): the
+//! text after the `-`, with `ERR ` only where RedisBloom sends it.
 //! Core errors are mapped here, per the kind of operation that met them.
 
 use ferrobloom_core::bloom::{BloomError, MergeError};
@@ -32,7 +34,7 @@ impl From<&'static str> for CmdError {
     }
 }
 
-// Key outcomes (spec 2.1).
+// Key outcomes (RedisBloom's `statusStrerror`).
 pub const NOT_FOUND: &str = "ERR not found";
 pub const ITEM_EXISTS: &str = "ERR item exists";
 pub const WRONG_TYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
@@ -68,7 +70,9 @@ pub fn item_too_large(len: usize, max: u64) -> CmdError {
 
 /// ferrobloom's LAYOUT option (not in RedisBloom).
 pub const BAD_LAYOUT: &str = "ERR bad layout (expected classic, blocked, paired or redisbloom)";
-/// ferrobloom enforces the documented rule RedisBloom ignores (quirk Q5).
+/// ferrobloom enforces the documented rule (NOCREATE does not combine with
+/// CAPACITY or ERROR, <https://redis.io/docs/latest/commands/bf.insert/>) that
+/// RedisBloom 2.x's parser ignores.
 pub const NOCREATE_WITH_OPTIONS: &str = "ERR NOCREATE cannot be combined with CAPACITY or ERROR";
 
 // valkey-bloom's BF.INSERT / BF.RESERVE options (TIGHTENING, SEED, VALIDATESCALETO),
@@ -137,7 +141,7 @@ pub const BAD_DATA: &str = "ERR received bad data";
 pub const NO_LINK: &str = "ERR invalid offset - no link found";
 pub const CHUNK_TOO_BIG: &str = "ERR invalid chunk - Too big for current filter";
 
-// CF.* (spec 2.4, 4).
+// CF.* (RedisBloom 2.8's texts).
 pub const CF_BAD_CAPACITY: &str = "Bad capacity";
 pub const CF_PARSE_BUCKETSIZE: &str = "Couldn't parse BUCKETSIZE";
 pub const CF_PARSE_MAXITERATIONS: &str = "Couldn't parse MAXITERATIONS";

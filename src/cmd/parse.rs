@@ -84,16 +84,15 @@ pub struct InsertArgs<P> {
 }
 
 /// Walks the options of `<cmd> key [OPTION ...] ITEMS item [item ...]` (BF.INSERT,
-/// CF.INSERT, CF.INSERTNX) from argv[2]: keywords in `flags` stand alone, those
-/// in `valued` take the next argument. Calls `on` with the keyword as listed and
-/// its value (empty for flags); returns the index of the first item. A missing
-/// value, no ITEMS or no item after it is wrong arity; any other token is
-/// `Unknown argument received`. Items may look like keywords.
-pub fn scan_until_items<'a>(
+/// CF.INSERT, CF.INSERTNX) from argv[2]: `find` names the option an argument
+/// is and whether it takes the next argument as its value. Calls `on` with the
+/// option and its value (empty for a flag); returns the index of the first
+/// item. A missing value, no ITEMS or no item after it is wrong arity; any
+/// other token is `Unknown argument received`. Items may look like keywords.
+pub fn scan_options<'a, K>(
     args: &impl ArgList<'a>,
-    flags: &[&'static str],
-    valued: &[&'static str],
-    mut on: impl FnMut(&'static str, &'a [u8]) -> Result<(), CmdError>,
+    find: impl Fn(&[u8]) -> Option<(K, bool)>,
+    mut on: impl FnMut(K, &'a [u8]) -> Result<(), CmdError>,
 ) -> Result<usize, CmdError> {
     if args.count() < 4 {
         return Err(CmdError::WrongArity);
@@ -108,16 +107,35 @@ pub fn scan_until_items<'a>(
                 Err(CmdError::WrongArity)
             };
         }
-        if let Some(kw) = flags.iter().find(|k| is_keyword(a, k)) {
-            on(kw, &[])?;
-            i += 1;
-        } else if let Some(kw) = valued.iter().find(|k| is_keyword(a, k)) {
-            on(kw, args.arg(i + 1).ok_or(CmdError::WrongArity)?)?;
-            i += 2;
-        } else {
-            return Err(errors::UNKNOWN_ARGUMENT.into());
+        match find(a) {
+            Some((kw, false)) => {
+                on(kw, &[])?;
+                i += 1;
+            }
+            Some((kw, true)) => {
+                on(kw, args.arg(i + 1).ok_or(CmdError::WrongArity)?)?;
+                i += 2;
+            }
+            None => return Err(errors::UNKNOWN_ARGUMENT.into()),
         }
     }
+}
+
+/// [`scan_options`] with the keywords listed: those in `flags` stand alone,
+/// those in `valued` take the next argument; `on` gets the keyword as listed.
+pub fn scan_until_items<'a>(
+    args: &impl ArgList<'a>,
+    flags: &[&'static str],
+    valued: &[&'static str],
+    on: impl FnMut(&'static str, &'a [u8]) -> Result<(), CmdError>,
+) -> Result<usize, CmdError> {
+    let find = |a: &[u8]| {
+        let listed = |list: &[&'static str]| list.iter().copied().find(|k| is_keyword(a, k));
+        listed(flags)
+            .map(|k| (k, false))
+            .or_else(|| listed(valued).map(|k| (k, true)))
+    };
+    scan_options(args, find, on)
 }
 
 /// Case-insensitive keyword match of a whole argument (never a prefix).

@@ -4,16 +4,17 @@
 
 use super::api::{Args, Ctx, Key, KeyState, Lookup};
 use super::config::{bloom_defaults, bloom_limits};
-use super::handler::{check_items, key_name, note_beyond_client_limits, origin, CmdResult};
+use super::handler::{
+    check_items, key_name, note_beyond_client_limits, origin, replicate_reserve, CmdResult,
+};
 use super::membership;
 use super::types::BLOOM;
 use super::window;
-use crate::cmd::bf::{
-    format_g, format_window, parse_insert_from, parse_reserve_from, CreateParams, InfoField,
-    MAX_ERROR_RATE,
-};
+use crate::cmd::bf::{parse_insert_from, parse_reserve_from, InfoField};
 use crate::cmd::errors::{self as e, bloom as map_err, CmdError, Op};
+use crate::cmd::format::{format_g, format_window};
 use crate::cmd::lenient::{self, Origin};
+use crate::cmd::params::{CreateParams, MAX_ERROR_RATE};
 use crate::cmd::parse::parse_i64;
 use ferrobloom_core::bloom::{
     BloomChain, BloomError, BloomLayout, ChainOptions, MAX_CAPACITY, MAX_EXPANSION,
@@ -60,40 +61,6 @@ fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
     } else {
         Err(e::BF_COULD_NOT_CREATE.into())
     }
-}
-
-/// Replicates the creation of a filter with every parameter spelled out, so a
-/// replica (or the AOF) builds the same filter whatever its own defaults are.
-/// A tightening ratio other than RedisBloom's and a seed are spelled out too
-/// (`TIGHTENING r SEED s`), never VALIDATESCALETO (the primary checked it), and
-/// a windowed filter's `WINDOW s`.
-pub(super) fn replicate_reserve(
-    ctx: Ctx,
-    key: *mut redis_module::raw::RedisModuleString,
-    p: &CreateParams,
-) {
-    let error = format!("{}", p.error);
-    let capacity = p.capacity.to_string();
-    let expansion = p.expansion.to_string();
-    let tightening = format!("{}", p.opts.tightening);
-    let window = p.window_ms.map(format_window).unwrap_or_default();
-    let mut args: Vec<&[u8]> = vec![error.as_bytes(), capacity.as_bytes()];
-    if p.expansion == 0 {
-        args.push(b"NONSCALING");
-    } else {
-        args.extend_from_slice(&[b"EXPANSION", expansion.as_bytes()]);
-    }
-    args.extend_from_slice(&[b"LAYOUT", p.layout.name().as_bytes()]);
-    if p.opts.tightening != ChainOptions::default().tightening {
-        args.extend_from_slice(&[b"TIGHTENING", tightening.as_bytes()]);
-    }
-    if let Some(seed) = &p.opts.seed {
-        args.extend_from_slice(&[b"SEED", seed]);
-    }
-    if p.window_ms.is_some() {
-        args.extend_from_slice(&[b"WINDOW", window.as_bytes()]);
-    }
-    ctx.replicate(c"BF.RESERVE", key, &args);
 }
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]

@@ -7,9 +7,9 @@ use super::config::{cf_max_filters, cuckoo_defaults, max_filter_bytes};
 use super::handler::{check_items, key_name, note_beyond_client_limits, origin, CmdResult};
 use super::membership;
 use super::types::CUCKOO;
-use crate::cmd::bf::format_g;
 use crate::cmd::cf::{parse_insert_from, parse_load_position, parse_position, parse_reserve_from};
 use crate::cmd::errors::{self as e, cuckoo as map_err, CmdError, Op};
+use crate::cmd::format::format_g;
 use crate::cmd::lenient::{self, Origin};
 use ferrobloom_core::bloom::MAX_CAPACITY;
 use ferrobloom_core::cuckoo::{

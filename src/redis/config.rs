@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, Ordering::Relaxed};
 use redis_module::raw;
 
 use super::ffi::{api, log, str_bytes};
-use crate::cmd::bf::{BloomDefaults, MAX_ERROR_RATE};
 use crate::cmd::cf::CuckooDefaults;
+use crate::cmd::params::{BloomDefaults, MAX_ERROR_RATE};
 use crate::cmd::parse::{parse_f64, parse_i64};
 use ferrobloom_core::bloom::{BloomLayout, Limits, MAX_CAPACITY, MAX_EXPANSION, MAX_LINKS_CEILING};
 

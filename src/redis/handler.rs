@@ -1,11 +1,14 @@
 //! What every BF and CF command handler shares: the result type, argument
 //! access in the parsers' terms, the key argument, item-size checks and the
-//! origin (client or primary/AOF) of the running command.
+//! origin (client or primary/AOF) of the running command, and the replicated
+//! creation of a Bloom filter.
 
 use super::api::{Args, Ctx};
 use super::config::max_item_bytes;
 use crate::cmd::errors::CmdError;
 use crate::cmd::lenient::Origin;
+use crate::cmd::options::reserve_args;
+use crate::cmd::params::CreateParams;
 use crate::cmd::parse::{check_item_sizes, ArgList};
 
 pub type CmdResult = Result<(), CmdError>;
@@ -53,4 +56,17 @@ pub fn note_beyond_client_limits(ctx: Ctx, what: &str) {
             ),
         );
     }
+}
+
+/// Replicates the creation of a filter with every parameter spelled out, so a
+/// replica (or the AOF) builds the same filter whatever its own defaults are
+/// (the arguments: [`reserve_args`]).
+pub fn replicate_reserve(
+    ctx: Ctx,
+    key: *mut redis_module::raw::RedisModuleString,
+    p: &CreateParams,
+) {
+    let args = reserve_args(p);
+    let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+    ctx.replicate(c"BF.RESERVE", key, &args);
 }

@@ -19,11 +19,11 @@ use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 use redis_module::raw;
 
 use super::api::{api, Args, Ctx};
-use super::bf::replicate_reserve;
+
 use super::config::bloom_limits;
-use super::handler::CmdResult;
-use crate::cmd::bf::CreateParams;
+use super::handler::{replicate_reserve, CmdResult};
 use crate::cmd::errors::{bloom as map_err, Op};
+use crate::cmd::params::CreateParams;
 use ferrobloom_core::bloom::{BloomChain, BloomError};
 use ferrobloom_core::window::Window;
 
