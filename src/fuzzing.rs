@@ -27,10 +27,10 @@
 //!   loader asks for ends the payload, as an RDB type error does.
 
 use crate::cmd::bf::{self as cbf, InfoField};
-use crate::cmd::format::format_g;
-use crate::cmd::params::{BloomDefaults, CreateParams, MAX_ERROR_RATE};
 use crate::cmd::cf::{self as ccf, CuckooDefaults};
+use crate::cmd::format::format_g;
 use crate::cmd::lenient::Origin;
+use crate::cmd::params::{BloomDefaults, CreateParams, MAX_ERROR_RATE};
 use crate::cmd::parse::{is_keyword, parse_f64, parse_i64, ArgList};
 use ferrobloom_core::bloom::{BloomChain, BloomLayout, Limits, Link, MAX_LINKS_CEILING};
 use ferrobloom_core::cuckoo::{hash_item, CuckooFilter};
@@ -595,13 +595,14 @@ pub fn args(data: &[u8]) {
             assert!((4..=crate::cmd::options::RESERVE_MAX_ARGS).contains(&n));
             // The replicated BF.RESERVE parses back to the same filter, on a
             // replica with any defaults (VALIDATESCALETO is the primary's check).
-            // Known gap: a TIGHTENING ratio below about 1e-110 is spelled in
-            // more than the 128 bytes parse_f64 reads, so a replica refuses it.
             let mut back: Vec<Vec<u8>> = vec![b"BF.RESERVE".to_vec(), b"k".to_vec()];
             back.extend(crate::cmd::options::reserve_args(&p));
             let back: Vec<&[u8]> = back.iter().map(Vec::as_slice).collect();
-            let readable = back.iter().all(|a| a.len() <= 128);
-            for e in BLOOM_DEFAULTS.iter().filter(|_| readable) {
+            assert!(
+                back.iter().all(|a| a.len() <= 128),
+                "an argument parse_f64 cannot read"
+            );
+            for e in &BLOOM_DEFAULTS {
                 let again = cbf::parse_reserve_from(&back.as_slice(), e, Origin::Trusted);
                 assert_eq!(
                     again,

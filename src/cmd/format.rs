@@ -26,6 +26,19 @@ pub fn format_g(v: f64) -> String {
     }
 }
 
+/// Spells a number for a replicated command so that the parser reads it back
+/// exactly: plain decimal (`{}`, what a value always was), or, when that is
+/// longer than the 128 bytes `parse_f64` reads (a tightening ratio below about
+/// 1e-110), the shortest exponent form (`1e-200`), which reads back exactly.
+pub fn format_arg(v: f64) -> String {
+    let plain = format!("{v}");
+    if plain.len() <= 128 {
+        plain
+    } else {
+        format!("{v:e}")
+    }
+}
+
 /// Formats a window (milliseconds) as seconds with 3 decimals, as a replicated
 /// `WINDOW` option and BF.DEBUG spell it.
 pub fn format_window(ms: u64) -> String {
@@ -35,6 +48,16 @@ pub fn format_window(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn format_arg_reads_back_at_every_magnitude() {
+        for v in [0.5, 0.7, 1e-9, 1e-100, 1e-110, 1e-200, 5e-324, 0.1 + 0.2] {
+            let s = format_arg(v);
+            assert!(s.len() <= 128, "{s}");
+            assert_eq!(crate::cmd::parse::parse_f64(s.as_bytes()), Some(v), "{s}");
+        }
+        assert_eq!(format_arg(0.7), "0.7");
+    }
 
     #[test]
     fn format_g_matches_printf() {

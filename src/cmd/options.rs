@@ -18,7 +18,7 @@
 use std::ffi::CStr;
 
 use super::errors::{self as e, CmdError};
-use super::format::format_window;
+use super::format::{format_arg, format_window};
 use super::params::CreateParams;
 use super::parse::{parse_f64, parse_i64};
 use ferrobloom_core::bloom::{BloomLayout, ChainOptions, MAX_CAPACITY, MAX_EXPANSION};
@@ -294,7 +294,7 @@ const OPTIONS: [BfOption; 11] = [
         },
         write: |p| {
             let r = p.opts.tightening;
-            (r != ChainOptions::default().tightening).then(|| format!("{r}").into_bytes())
+            (r != ChainOptions::default().tightening).then(|| format_arg(r).into_bytes())
         },
     },
     BfOption {
@@ -409,7 +409,7 @@ pub fn is_own(arg: &[u8]) -> bool {
 /// BF.RESERVE can spell.
 pub fn reserve_args(p: &CreateParams) -> Vec<Vec<u8>> {
     let mut out = vec![
-        format!("{}", p.error).into_bytes(),
+        format_arg(p.error).into_bytes(),
         p.capacity.to_string().into_bytes(),
     ];
     for o in BF_OPTIONS.iter().filter(|o| o.reserve) {

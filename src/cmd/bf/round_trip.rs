@@ -47,10 +47,9 @@ impl Rng {
 
 /// Creation parameters a BF.RESERVE can spell, with error rates up to
 /// `max_error`: every layout, scaling or not, valkey-bloom's tightening and
-/// seed, windows. Rates and ratios stay above 1e-100: the replicated command
-/// spells them in plain decimal (`{}`), and one below about 1e-110 takes more
-/// than the 128 bytes `parse_f64` reads (a client's error rate cannot be that
-/// small: 128 hash functions at most; a tightening ratio can).
+/// seed, windows. Rates and ratios reach down to 1e-300: below about 1e-110
+/// the plain decimal would pass the 128 bytes `parse_f64` reads, and the
+/// replicated command spells them in exponent form (`format_arg`).
 fn arbitrary_params(r: &mut Rng, max_error: f64) -> CreateParams {
     let layout = r.pick(&[
         BloomLayout::Classic,
@@ -76,7 +75,7 @@ fn arbitrary_params(r: &mut Rng, max_error: f64) -> CreateParams {
     let mut opts = ChainOptions::default();
     if layout != BloomLayout::RedisBloom && window_ms.is_none() {
         if r.next().is_multiple_of(2) {
-            opts.tightening = r.rate(1e-100, 0.999_999_999, &[0.1 + 0.2, 0.9, 0.75, 1e-9]);
+            opts.tightening = r.rate(1e-300, 0.999_999_999, &[0.1 + 0.2, 0.9, 0.75, 1e-9]);
         }
         if r.next().is_multiple_of(2) {
             let mut seed = [0u8; 32];
@@ -86,7 +85,7 @@ fn arbitrary_params(r: &mut Rng, max_error: f64) -> CreateParams {
     }
     let any_capacity = r.range(1, MAX_CAPACITY);
     CreateParams {
-        error: r.rate(1e-100, max_error, &[max_error, 0.01, 0.001, 1e-9]),
+        error: r.rate(1e-300, max_error, &[max_error, 0.01, 0.001, 1e-9]),
         capacity: r.pick(&[1, 2, 100, 1000, MAX_CAPACITY, any_capacity]),
         expansion,
         layout,
