@@ -1,0 +1,186 @@
+//! Bloom filter targets: RDB payloads and LOADCHUNK-then-operations sequences.
+
+use super::*;
+
+/// Everything that must hold for any Bloom filter the code accepted or built:
+/// SCANDUMP walks the same chunks `rdb_save` writes, and both the LOADCHUNK path
+/// and the RDB path rebuild an equal filter from them.
+/// Every link whose bytes the filter's chunks carry, in order.
+fn links_of(c: &BloomFilter) -> Vec<&Link> {
+    match c {
+        BloomFilter::Chain(c) => c.links().iter().collect(),
+        BloomFilter::Window(w) => w
+            .generation_list()
+            .flat_map(|(_, g)| g.links().iter())
+            .collect(),
+    }
+}
+
+pub(super) fn check_bloom(c: &BloomFilter) {
+    let dump = bloom_dump(c);
+    // The SCANDUMP client loop: iterator 1 first, then whatever comes back.
+    let mut walked = Vec::new();
+    let mut it = 1i64;
+    while let Some((next, data)) = c.scandump_chunk(it) {
+        assert!(next > it && !data.is_empty(), "SCANDUMP must advance");
+        walked.push((next, data.to_vec()));
+        it = next;
+    }
+    assert_eq!(walked, dump.1, "SCANDUMP and RDB chunks differ");
+    let bytes: u64 = links_of(c).iter().map(|l| l.shape().bytes()).sum();
+    let dumped: usize = dump.1.iter().map(|(_, d)| d.len()).sum();
+    assert_eq!(bytes, dumped as u64);
+    assert_eq!(
+        c.items(),
+        links_of(c).iter().map(|l| l.items()).sum::<u64>()
+    );
+    let _ = (c.capacity(), c.expansion(), c.error_rate(), c.mem_usage());
+
+    // BF.LOADCHUNK round trip.
+    let mut copy = match BloomFilter::from_header(&dump.0, &limits()) {
+        Ok(copy) => copy,
+        Err(e) => panic!("a filter's own header does not load: {e:?}"),
+    };
+    for (it, data) in &dump.1 {
+        if let Err(e) = copy.load_chunk(*it, data) {
+            panic!("a filter's own chunk does not load: {e:?}");
+        }
+    }
+    assert!(bloom_dump(&copy) == dump, "LOADCHUNK round trip differs");
+    // RDB round trip.
+    match reload::<BloomFilter>(&dump) {
+        Ok(copy) => assert!(bloom_dump(&copy) == dump, "RDB round trip differs"),
+        Err(e) => panic!("a filter's own payload does not load: {e}"),
+    }
+}
+
+/// Operations of [`bloom_chunks`], chosen by `opcode % 6`.
+enum BloomOp {
+    /// `u32` iterator, buffer: BF.LOADCHUNK.
+    LoadChunk,
+    /// `i64` iterator, buffer: BF.LOADCHUNK with any iterator.
+    LoadChunkAny,
+    /// item: BF.ADD (an added item is found right after).
+    Add,
+    /// item: BF.EXISTS.
+    Exists,
+    /// `i64` iterator: BF.SCANDUMP.
+    ScanDump,
+    /// COPY: the copy dumps identically.
+    Clone,
+}
+
+impl BloomOp {
+    fn of(b: u8) -> Self {
+        match b % 6 {
+            0 => BloomOp::LoadChunk,
+            1 => BloomOp::LoadChunkAny,
+            2 => BloomOp::Add,
+            3 => BloomOp::Exists,
+            4 => BloomOp::ScanDump,
+            _ => BloomOp::Clone,
+        }
+    }
+}
+
+/// RDB payload of a Bloom filter (`MBbloom--` encoding version 5).
+pub fn rdb_bloom(data: &[u8]) {
+    let mut input = Input::new(data);
+    let mut consumed = Vec::new();
+    let loaded = load_payload::<BloomFilter, _>(&limits(), || {
+        let b = input.buffer()?;
+        consumed.push(b);
+        Some(b)
+    });
+    if let Ok(c) = loaded {
+        let (header, chunks) = bloom_dump(&c);
+        assert_eq!(consumed.first().copied(), Some(header.as_slice()));
+        let tail: Vec<&[u8]> = chunks.iter().map(|(_, d)| d.as_slice()).collect();
+        assert_eq!(consumed.get(1..), Some(tail.as_slice()));
+        check_bloom(&c);
+    }
+}
+
+/// `BF.LOADCHUNK key 1 <header>`, then LOADCHUNK/ADD/EXISTS/SCANDUMP/COPY
+/// operations, then the round-trip checks.
+pub fn bloom_chunks(data: &[u8]) {
+    let mut input = Input::new(data);
+    let Some(header) = input.buffer() else {
+        return;
+    };
+    let limits = limits();
+    let mut c = match BloomFilter::from_header(header, &limits) {
+        Ok(c) => c,
+        Err(_) => return,
+    };
+    assert_eq!(c.encode_header(), header, "header does not re-encode");
+    let mut ops = 0;
+    while let Some(op) = input.u8() {
+        ops += 1;
+        if ops > 256 {
+            break;
+        }
+        match BloomOp::of(op) {
+            BloomOp::LoadChunk => {
+                let it = input.u32().unwrap_or(0);
+                let buf = input.buffer().unwrap_or(&[]);
+                let _ = c.load_chunk(i64::from(it), buf);
+            }
+            BloomOp::LoadChunkAny => {
+                let it = input.i64().unwrap_or(0);
+                let buf = input.buffer().unwrap_or(&[]);
+                let _ = c.load_chunk(it, buf);
+            }
+            BloomOp::Add => {
+                let h = c.hash(input.item());
+                match &mut c {
+                    BloomFilter::Window(w) => {
+                        // A windowed filter: at a time from the input (seconds).
+                        let now = u64::from(input.u32().unwrap_or(0)) * 1000;
+                        w.prefetch(&h);
+                        if w.add(&h, now, &limits).is_ok() {
+                            assert!(w.contains(&h, now), "added item not found");
+                        }
+                        drop(w.take_retired());
+                    }
+                    BloomFilter::Chain(c) => {
+                        c.prefetch(&h);
+                        if c.add(&h, &limits).is_ok() {
+                            assert!(c.contains(&h), "added item not found");
+                        }
+                    }
+                }
+            }
+            BloomOp::Exists => {
+                let h = c.hash(input.item());
+                let _ = match &c {
+                    BloomFilter::Chain(c) => c.contains(&h),
+                    BloomFilter::Window(w) => w.contains(&h, w.last_ms()),
+                };
+            }
+            BloomOp::ScanDump => {
+                let it = input.i64().unwrap_or(0);
+                if let Some((next, data)) = c.scandump_chunk(it) {
+                    assert!(next > it && !data.is_empty());
+                }
+            }
+            BloomOp::Clone => {
+                if let Ok(mut copy) = c.try_clone() {
+                    assert!(bloom_dump(&copy) == bloom_dump(&c), "COPY differs");
+                    // BF.MERGE of a filter with its copy: the same bits, a filter
+                    // whose header loads back (the counts stay within their bounds).
+                    if let Ok(m) = BloomFilter::merged(&[&c, &copy], &limits) {
+                        check_bloom(&m);
+                        let (ml, cl) = (links_of(&m), links_of(&c));
+                        let same = ml.iter().zip(&cl).all(|(a, b)| a.data() == b.data());
+                        assert!(same && ml.len() == cl.len(), "merge changed bits");
+                    }
+                    if copy.merge_from(&[&c], &limits).is_ok() {
+                        check_bloom(&copy);
+                    }
+                }
+            }
+        }
+    }
+    check_bloom(&c);
+}

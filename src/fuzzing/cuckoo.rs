@@ -1,0 +1,194 @@
+//! Cuckoo filter targets: RDB payloads and LOADCHUNK-then-operations sequences.
+
+use super::*;
+
+/// What must hold for any cuckoo filter the code accepted or built (see
+/// [`check_bloom`]); CF.SCANDUMP starts at iterator 0 with the header.
+pub(super) fn check_cuckoo(f: &CuckooFilter) {
+    let dump = cuckoo_dump(f);
+    match f.scandump_chunk(0) {
+        Some((1, h)) => assert_eq!(*h, *dump.0, "SCANDUMP 0 is not the header"),
+        other => panic!("SCANDUMP 0 returned {other:?}"),
+    }
+    let mut walked = Vec::new();
+    let mut it = 1i64;
+    while let Some((next, data)) = f.scandump_chunk(it) {
+        assert!(next > it && !data.is_empty(), "SCANDUMP must advance");
+        walked.push((next, data.to_vec()));
+        it = next;
+    }
+    assert_eq!(walked, dump.1, "SCANDUMP and RDB chunks differ");
+    let dumped: usize = dump.1.iter().map(|(_, d)| d.len()).sum();
+    assert_eq!(f.table_bytes(), dumped as u64);
+    let _ = (
+        f.num_items(),
+        f.num_deletes(),
+        f.num_filters(),
+        f.base_buckets(),
+        f.bucket_size(),
+        f.expansion(),
+        f.max_iterations(),
+        f.fp_bits(),
+        f.error_rate(),
+        f.subfilter_buckets().count(),
+        f.total_slots(),
+        f.compaction_in_progress(),
+        f.mem_usage(),
+    );
+
+    // CF.LOADCHUNK round trip.
+    let mut copy = match CuckooFilter::from_header(&dump.0, MAX_BYTES) {
+        Ok(copy) => copy,
+        Err(e) => panic!("a filter's own header does not load: {e}"),
+    };
+    for (it, data) in &dump.1 {
+        if let Err(e) = copy.load_chunk(*it, data) {
+            panic!("a filter's own chunk does not load: {e}");
+        }
+    }
+    assert!(cuckoo_dump(&copy) == dump, "LOADCHUNK round trip differs");
+    // RDB round trip.
+    match reload::<CuckooFilter>(&dump) {
+        Ok(copy) => assert!(cuckoo_dump(&copy) == dump, "RDB round trip differs"),
+        Err(e) => panic!("a filter's own payload does not load: {e}"),
+    }
+}
+
+/// Operations of [`cuckoo_chunks`], chosen by `opcode % 10`.
+enum CuckooOp {
+    /// `u32` iterator, buffer: CF.LOADCHUNK.
+    LoadChunk,
+    /// `i64` iterator, buffer: CF.LOADCHUNK with any iterator.
+    LoadChunkAny,
+    /// item: CF.ADD (an added item is found right after).
+    Add,
+    /// item: CF.ADDNX.
+    AddNx,
+    /// item: CF.DEL.
+    Del,
+    /// item: CF.EXISTS and CF.COUNT (they agree).
+    Exists,
+    /// `u16` budget: one incremental compaction step.
+    CompactStep,
+    /// CF.COMPACT.
+    Compact,
+    /// `i64` iterator: CF.SCANDUMP.
+    ScanDump,
+    /// COPY: the copy dumps identically.
+    Clone,
+}
+
+impl CuckooOp {
+    fn of(b: u8) -> Self {
+        match b % 10 {
+            0 => CuckooOp::LoadChunk,
+            1 => CuckooOp::LoadChunkAny,
+            2 => CuckooOp::Add,
+            3 => CuckooOp::AddNx,
+            4 => CuckooOp::Del,
+            5 => CuckooOp::Exists,
+            6 => CuckooOp::CompactStep,
+            7 => CuckooOp::Compact,
+            8 => CuckooOp::ScanDump,
+            _ => CuckooOp::Clone,
+        }
+    }
+}
+
+/// RDB payload of a cuckoo filter (`MBbloomCF` encoding version 5).
+pub fn rdb_cuckoo(data: &[u8]) {
+    let mut input = Input::new(data);
+    let mut consumed = Vec::new();
+    let loaded = load_payload::<CuckooFilter, _>(&limits(), || {
+        let b = input.buffer()?;
+        consumed.push(b);
+        Some(b)
+    });
+    if let Ok(f) = loaded {
+        let (header, chunks) = cuckoo_dump(&f);
+        assert_eq!(consumed.first().copied(), Some(header.as_slice()));
+        let tail: Vec<&[u8]> = chunks.iter().map(|(_, d)| d.as_slice()).collect();
+        assert_eq!(consumed.get(1..), Some(tail.as_slice()));
+        check_cuckoo(&f);
+    }
+}
+
+/// `CF.LOADCHUNK key 1 <header>`, then LOADCHUNK/ADD/ADDNX/DEL/EXISTS/COUNT/
+/// compaction/SCANDUMP/COPY operations, then the round-trip checks.
+pub fn cuckoo_chunks(data: &[u8]) {
+    let mut input = Input::new(data);
+    let Some(header) = input.buffer() else {
+        return;
+    };
+    let mut f = match CuckooFilter::from_header(header, MAX_BYTES) {
+        Ok(f) => f,
+        Err(_) => return,
+    };
+    assert_eq!(f.encode_header(), header, "header does not re-encode");
+    let mut ops = 0;
+    while let Some(op) = input.u8() {
+        ops += 1;
+        if ops > 256 {
+            break;
+        }
+        match CuckooOp::of(op) {
+            CuckooOp::LoadChunk => {
+                let it = input.u32().unwrap_or(0);
+                let buf = input.buffer().unwrap_or(&[]);
+                let _ = f.load_chunk(i64::from(it), buf);
+            }
+            CuckooOp::LoadChunkAny => {
+                let it = input.i64().unwrap_or(0);
+                let buf = input.buffer().unwrap_or(&[]);
+                let _ = f.load_chunk(it, buf);
+            }
+            CuckooOp::Add => {
+                let h = f.hash(input.item());
+                if f.insert(&h, MAX_FILTERS, MAX_BYTES).is_ok() {
+                    assert!(f.contains(&h) && f.count(&h) >= 1, "added item not found");
+                }
+            }
+            CuckooOp::AddNx => {
+                let h = f.hash(input.item());
+                let before = f.contains(&h);
+                match f.insert_unique(&h, MAX_FILTERS, MAX_BYTES) {
+                    Ok(added) => {
+                        assert_eq!(added, !before);
+                        assert!(f.contains(&h), "added item not found");
+                    }
+                    Err(_) => assert!(!before),
+                }
+            }
+            CuckooOp::Del => {
+                let h = f.hash(input.item());
+                let present = f.contains(&h);
+                assert_eq!(f.delete(&h), present);
+            }
+            CuckooOp::Exists => {
+                let h = f.hash(input.item());
+                assert_eq!(f.contains(&h), f.count(&h) > 0);
+            }
+            CuckooOp::CompactStep => {
+                let budget = input.u16().unwrap_or(0);
+                let done = f.compact_step(u64::from(budget));
+                assert_eq!(done, !f.compaction_in_progress());
+            }
+            CuckooOp::Compact => {
+                f.compact();
+                assert!(!f.compaction_in_progress() && f.num_deletes() == 0);
+            }
+            CuckooOp::ScanDump => {
+                let it = input.i64().unwrap_or(0);
+                if let Some((next, data)) = f.scandump_chunk(it) {
+                    assert!(next > it && !data.is_empty());
+                }
+            }
+            CuckooOp::Clone => {
+                if let Ok(copy) = f.try_clone(MAX_BYTES) {
+                    assert!(cuckoo_dump(&copy) == cuckoo_dump(&f), "COPY differs");
+                }
+            }
+        }
+    }
+    check_cuckoo(&f);
+}
