@@ -40,7 +40,7 @@ pub(crate) use encoding::{
     links_fill_chunks, links_for_each_chunk, links_load_chunk, links_scandump_chunk, Reader,
 };
 pub use encoding::{
-    HEADER_MAGIC, HEADER_VERSION, HEADER_VERSION_OPTIONS, LAYOUT_BLOCKED, LAYOUT_CLASSIC,
+    HEADER_MAGIC, HEADER_VERSION_BASE, HEADER_VERSION_OPTIONS, LAYOUT_BLOCKED, LAYOUT_CLASSIC,
     LAYOUT_PAIRED, LAYOUT_REDISBLOOM,
 };
 pub use link::Link;

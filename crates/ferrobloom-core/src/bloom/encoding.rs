@@ -9,9 +9,11 @@ use super::*;
 
 /// Magic bytes that open a ferrobloom Bloom header.
 pub const HEADER_MAGIC: [u8; 4] = *b"FBbf";
-/// Header format version of filters with RedisBloom's tightening ratio and no seed.
-pub const HEADER_VERSION: u8 = 1;
-/// Header format version of filters with a tightening ratio or seed of their own.
+/// Header format version 1, the first (the shape, counters and link records):
+/// written for every filter with RedisBloom's tightening ratio and no seed.
+pub const HEADER_VERSION_BASE: u8 = 1;
+/// Header format version 2, which introduced valkey-bloom's options: written for
+/// filters with a tightening ratio or seed of their own.
 pub const HEADER_VERSION_OPTIONS: u8 = 2;
 pub(super) const HEADER_FIXED: usize = 24;
 /// Version 2's fields after version 1's fixed part: tightening (8), flags (1),
@@ -90,7 +92,7 @@ impl BloomChain {
         out.push(if v2 {
             HEADER_VERSION_OPTIONS
         } else {
-            HEADER_VERSION
+            HEADER_VERSION_BASE
         });
         out.extend_from_slice(&[0, 0, 0]);
         out.extend_from_slice(&self.items.to_le_bytes());
@@ -205,7 +207,7 @@ impl BloomChain {
             return Err(BloomError::BadHeader("bad magic"));
         }
         let version = r.u8()?;
-        if version != HEADER_VERSION && version != HEADER_VERSION_OPTIONS {
+        if version != HEADER_VERSION_BASE && version != HEADER_VERSION_OPTIONS {
             return Err(BloomError::BadHeader("unknown header version"));
         }
         if r.take(3)? != [0, 0, 0] {

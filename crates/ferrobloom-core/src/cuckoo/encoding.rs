@@ -41,7 +41,7 @@ impl CuckooFilter {
         }
         let mut h = Vec::with_capacity(HEADER_LEN);
         h.extend_from_slice(&HEADER_MAGIC);
-        h.push(HEADER_VERSION);
+        h.push(HEADER_VERSION_BASE);
         h.push(self.fp_bits);
         h.push(self.bucket_size);
         let (flags, cf, cs) = match self.cursor {
@@ -147,7 +147,7 @@ impl CuckooFilter {
             return Err(BadHeader("magic"));
         }
         let [_, _, _, _, version, fp_bits, bucket_size, flags, ..] = *hdr;
-        if version != HEADER_VERSION {
+        if version != HEADER_VERSION_BASE {
             return Err(BadHeader("version"));
         }
         if !(MIN_FP_BITS..=MAX_FP_BITS).contains(&fp_bits) {

@@ -103,8 +103,8 @@ pub const RB_AUTO_COMPACT_BUDGET: u64 = 1 << 20;
 pub const HEADER_LEN: usize = 64;
 /// First four bytes of every header.
 pub const HEADER_MAGIC: [u8; 4] = *b"FBcf";
-/// Header format version written by this code.
-pub const HEADER_VERSION: u8 = 1;
+/// Header format version 1, the first (and the one written).
+pub const HEADER_VERSION_BASE: u8 = 1;
 
 const FLAG_COMPACTING: u8 = 1;
 const FLAG_COMPACT_CONT: u8 = 2;

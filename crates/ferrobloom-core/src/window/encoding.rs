@@ -4,7 +4,7 @@
 
 use super::{
     Generation, Window, HEADER_FIXED, MAX_PARTS, MAX_WINDOW_MS, UNBOUNDED, WINDOW_MAGIC,
-    WINDOW_VERSION,
+    WINDOW_VERSION_BASE,
 };
 use crate::bloom::{
     links_fill_chunks, links_for_each_chunk, links_load_chunk, links_scandump_chunk, BloomChain,
@@ -46,7 +46,7 @@ impl Window {
     pub fn encode_header(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(HEADER_FIXED + self.gens.len() * 128);
         out.extend_from_slice(&WINDOW_MAGIC);
-        out.push(WINDOW_VERSION);
+        out.push(WINDOW_VERSION_BASE);
         out.push(u8::try_from(self.parts).unwrap_or(u8::MAX));
         out.push(self.layout.code());
         out.push(0);
@@ -76,7 +76,7 @@ impl Window {
         if r.take(4)? != WINDOW_MAGIC {
             return Err(BloomError::BadHeader("bad magic"));
         }
-        if r.u8()? != WINDOW_VERSION {
+        if r.u8()? != WINDOW_VERSION_BASE {
             return Err(BloomError::BadHeader("unknown header version"));
         }
         let parts = u32::from(r.u8()?);

@@ -85,8 +85,8 @@ use std::cell::Cell;
 
 /// Magic bytes that open a windowed filter's header.
 pub const WINDOW_MAGIC: [u8; 4] = *b"FBbw";
-/// Current windowed header version.
-pub const WINDOW_VERSION: u8 = 1;
+/// Windowed header version 1, the first (and the one written).
+pub const WINDOW_VERSION_BASE: u8 = 1;
 /// Generations per window (`K`; the slack is `1/K`).
 pub const PARTS: u32 = 4;
 /// Largest `K` a header may carry.

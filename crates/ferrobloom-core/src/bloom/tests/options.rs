@@ -37,7 +37,7 @@ fn tightening_sets_each_new_links_error_and_default_keeps_redisbloom() {
     )
     .unwrap();
     assert_eq!(a.encode_header(), b.encode_header());
-    assert_eq!(a.encode_header()[4], HEADER_VERSION);
+    assert_eq!(a.encode_header()[4], HEADER_VERSION_BASE);
     for bad in [0.0, 1.0, -0.5, f64::NAN] {
         assert!(BloomChain::with_options(
             10,
