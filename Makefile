@@ -75,6 +75,7 @@ TEST_SERVERS ?= redis valkey8 valkey9
 CARGO_TEST := CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) test --release --features ferrobloom/fault-injection
 
 test: deps peers
+	@$(PYTHON) scripts/check-structure.py
 	@set -e; for srv in $(TEST_SERVERS); do 	  start=$$(date +%s); 	  if [ $$srv = redis ]; then 	    echo "=== make test: Redis $$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') ==="; 	    $(CARGO_TEST) --workspace --all-targets; 	  else 	    bin=$$(scripts/peers.sh $$srv 2>/dev/null | sed -n "s/^$$srv=//p"); 	    if [ -z "$$bin" ]; then echo "=== make test: $$srv not available (scripts/peers.sh $$srv failed) ===" >&2; exit 1; fi; 	    echo "=== make test: $$srv ($$bin) ==="; 	    REDIS_SERVER=$$bin $(CARGO_TEST) -p ferrobloom --test '*'; 	  fi; 	  echo "=== make test: $$srv passed in $$(( $$(date +%s) - start )) s ==="; 	done
 	@$(MAKE) --no-print-directory dist-check
 

@@ -834,7 +834,7 @@ def render_accuracy(res):
            f"non-member probes per row. Bloom filters reserved for {fmt_items(meta.get('capacity', 0))} items: "
            f"scaling (expansion 2) after 1x and 4x that many distinct items, non-scaling filled until it "
            f"refuses an item. bits/item = storage bits of all links / distinct items added; RedisBloom = its "
-           f"sizing formula (spec 6.2: scaling links at e/2, e/4, ...) for the same links and items; "
+           f"sizing formula (bloom_init in RedisBloom's deps/bloom/bloom.c: scaling links at e/2, e/4, ...) for the same links and items; "
            f"textbook = |ln e| / ln(2)^2. \"FPR ≤ e\" allows 3 standard deviations of sampling noise.",
            ""]
     hdr = ["layout", "error e", "mode", "fill", "links", "measured FPR", "FPR ≤ e", "bits/item",
