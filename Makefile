@@ -165,7 +165,7 @@ fuzz:
 	  fi; \
 	done
 
-# tests/stress.rs against a live server, release build: 1,000,000 hostile commands
+# tests/stress/ against a live server, release build: 1,000,000 hostile commands
 # (STRESS_COMMANDS=n to change). VALGRIND=1: redis-server under valgrind memcheck
 # (100,000 commands by default, about a minute; valgrind is 10-20x slower); fails if the
 # test fails or if valgrind reports an error or definite leak whose stack points into

@@ -5,7 +5,7 @@
 //! filters the options make (link sizes, hash counts, error rates, growth), its
 //! refusals, and the replication of the new parameters. Persistence of the new
 //! parameters through RDB, AOF, DUMP/RESTORE, SCANDUMP/LOADCHUNK, COPY and replicas
-//! is in `tests/bf_persistence.rs` (the standard set's `fs:tight` and `fs:seeded`).
+//! is in `tests/bf_persistence/` (the standard set's `fs:tight` and `fs:seeded`).
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Shared by the BF.* command tests (`tests/bf_commands.rs`, `tests/bf_limits.rs`): command
+//! Shared by the BF.* command tests (`tests/bf_commands/`, `tests/bf_limits/`): command
 //! runners and the reply rendering `show()` (`1` integer, `#t`/`#f` boolean, `nil`, `+OK`/`+text`
 //! simple string, `"text"` bulk string, `!text` error, also inside arrays, `[a,b]` array, `{k:v}`
 //! map).
