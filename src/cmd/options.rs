@@ -200,11 +200,11 @@ const OPTIONS: [BfOption; 11] = [
         documented: true,
         reserve_missing: None,
         set: |g, _, v| {
-            let r = parse_f64(v).ok_or(e::INSERT_BAD_ERROR_RATE)?;
-            if !(r > 0.0 && r < 1.0) {
-                return Err(e::INSERT_BAD_ARGUMENT.into());
-            }
-            g.error = Some(r);
+            g.error = Some(open_unit(
+                v,
+                e::INSERT_BAD_ERROR_RATE,
+                e::INSERT_BAD_ARGUMENT,
+            )?);
             Ok(())
         },
         write: never,
@@ -285,11 +285,7 @@ const OPTIONS: [BfOption; 11] = [
         documented: true,
         reserve_missing: None,
         set: |g, _, v| {
-            let r = parse_f64(v).ok_or(e::BAD_TIGHTENING)?;
-            if !(r > 0.0 && r < 1.0) {
-                return Err(e::TIGHTENING_RANGE.into());
-            }
-            g.tightening = Some(r);
+            g.tightening = Some(open_unit(v, e::BAD_TIGHTENING, e::TIGHTENING_RANGE)?);
             Ok(())
         },
         write: |p| {
@@ -367,6 +363,16 @@ const OPTIONS: [BfOption; 11] = [
         write: never,
     },
 ];
+
+/// A number strictly between 0 and 1 (an error rate, a tightening ratio):
+/// `bad` when it is not a number, `range` when it is out of range.
+fn open_unit(v: &[u8], bad: &'static str, range: &'static str) -> Result<f64, CmdError> {
+    let r = parse_f64(v).ok_or(bad)?;
+    if !(r > 0.0 && r < 1.0) {
+        return Err(range.into());
+    }
+    Ok(r)
+}
 
 /// Every option of BF.RESERVE and BF.INSERT, in COMMAND DOCS order.
 pub static BF_OPTIONS: &[BfOption] = &OPTIONS;
