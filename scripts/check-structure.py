@@ -83,41 +83,30 @@ def main():
                 return path[:n]
         return None
 
+    def absolute(mod, parts):
+        """The module path `parts` (starting at `crate`, `super` or
+        `ferrobloom_core`) names, seen from module `mod`."""
+        if parts[0] == "crate":
+            return (mod[0],) + tuple(parts[1:])
+        if parts[0] == "ferrobloom_core":
+            return ("ferrobloom_core",) + tuple(parts[1:])
+        base = list(mod)
+        while parts and parts[0] == "super":
+            base = base[:-1]
+            parts = parts[1:]
+        return tuple(base) + tuple(parts)
+
     edges = {}
     for mod, f in files.items():
         text = strip_comments(open(f, encoding="utf-8").read())
-        crate = mod[0]
-        here = mod
         refs = set()
         for m in re.finditer(r"\b((?:crate|super|ferrobloom_core)(?:::\w+)+)", text):
-            parts = m.group(1).split("::")
-            if parts[0] == "crate":
-                path = (crate,) + tuple(parts[1:])
-            elif parts[0] == "ferrobloom_core":
-                path = ("ferrobloom_core",) + tuple(parts[1:])
-            else:
-                base = list(here)
-                while parts and parts[0] == "super":
-                    base = base[:-1]
-                    parts = parts[1:]
-                path = tuple(base) + tuple(parts)
-            # `use super::{a, b}` and `use crate::x::{y, z}`: each name.
-            refs.add(path)
+            refs.add(absolute(mod, m.group(1).split("::")))
+        # `use super::{a, b}` and `use crate::x::{y, z}`: each name.
         for m in re.finditer(r"\b(crate|super(?:::super)*|ferrobloom_core)((?:::\w+)*)::\{([^}]*)\}", text):
             head = m.group(1).split("::") + [p for p in m.group(2).split("::") if p]
             for name in re.findall(r"\b(\w+)", m.group(3)):
-                parts = head + [name]
-                if parts[0] == "crate":
-                    path = (crate,) + tuple(parts[1:])
-                elif parts[0] == "ferrobloom_core":
-                    path = ("ferrobloom_core",) + tuple(parts[1:])
-                else:
-                    base = list(here)
-                    while parts and parts[0] == "super":
-                        base = base[:-1]
-                        parts = parts[1:]
-                    path = tuple(base) + tuple(parts)
-                refs.add(path)
+                refs.add(absolute(mod, head + [name]))
         out = set()
         for r in refs:
             t = resolve(r)

@@ -276,6 +276,7 @@ impl InfoField {
 }
 
 #[cfg(test)]
+#[path = "bf/tests/round_trip.rs"]
 mod round_trip;
 #[cfg(test)]
 mod tests;
