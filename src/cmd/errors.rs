@@ -80,6 +80,7 @@ pub const NOCREATE_WITH_OPTIONS: &str = "ERR NOCREATE cannot be combined with CA
 pub const BAD_TIGHTENING: &str = "ERR bad tightening ratio";
 pub const TIGHTENING_RANGE: &str = "ERR (0 < tightening ratio range < 1)";
 pub const INVALID_SEED: &str = "ERR invalid seed";
+pub const SEED_TWICE: &str = "ERR SEED given twice";
 pub const SCALE_TO_ZERO: &str = "ERR (capacity should be larger than 0)";
 pub const SCALE_TO_BAD: &str = "ERR bad capacity";
 pub const NONSCALING_SCALE_TO: &str =
