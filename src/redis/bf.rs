@@ -364,13 +364,17 @@ pub fn scandump(ctx: Ctx, args: Args) -> CmdResult {
     let mut key = Key::open(ctx, key_name(&args)?, false);
     let c = key.existing(&BLOOM)?;
     let iter = parse_i64(args.bytes(2)).ok_or(e::SCANDUMP_NOT_NUMERIC)?;
-    ctx.reply_array(2);
     if iter == 0 {
-        ctx.reply_integer(1);
+        ctx.reply_array(2);
+        ctx.reply_integer(c.scandump_start());
         ctx.reply_bulk(&c.encode_header());
         return Ok(());
     }
-    match c.scandump_chunk(iter) {
+    // A windowed filter's iterators name their generation, so a walk that
+    // writes cross is exact (docs/windowed.md, "Copies").
+    let chunk = c.scandump_walk(iter).map_err(|_| e::SCANDUMP_WALK)?;
+    ctx.reply_array(2);
+    match chunk {
         Some((next, data)) => {
             ctx.reply_integer(next);
             ctx.reply_bulk(data);

@@ -650,5 +650,6 @@ impl Window {
 }
 
 mod encoding;
+pub use encoding::{split_walk_iter, walk_iter, WALK_FLAG, WALK_GENERATIONS};
 #[cfg(test)]
 mod tests;
