@@ -398,8 +398,11 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
     match key.state(&BLOOM) {
         KeyState::WrongType => return Err(e::WRONG_TYPE.into()),
         KeyState::Missing if iter == 1 => {
-            let filter = BloomFilter::from_header(data, &bloom_limits(ctx.trusted()))
+            let mut filter = BloomFilter::from_header(data, &bloom_limits(ctx.trusted()))
                 .map_err(|err| map_err(Op::Load, &err))?;
+            if let Some(w) = filter.as_window_mut() {
+                w.anchor(window::now_ms());
+            }
             if !key.set(&BLOOM, Box::new(filter)) {
                 return Err(e::BAD_DATA.into());
             }

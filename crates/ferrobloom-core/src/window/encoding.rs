@@ -118,6 +118,7 @@ impl Window {
             expansion,
             layout,
             last_ms,
+            ahead: 0,
             gens: Vec::new(),
             retired: Vec::new(),
             shapes: Default::default(),

@@ -148,3 +148,79 @@ fn live_copy_while_the_current_generation_grows() {
     assert!((0..100).all(|i| b.contains(&item(i), 10_000)));
     assert_eq!(copy.link_count(), links);
 }
+
+/// A clock step back of 10 windows in the middle of a stream at 80% of the
+/// capacity: no write is refused (NONSCALING), memory stays at the steady
+/// state, an item added after the step is remembered for `W` and forgotten
+/// by `1.25·W` of the clock time after the step, and nothing is reordered.
+#[test]
+fn clock_step_back_keeps_the_rotation() {
+    const W: u64 = 4_000;
+    for expansion in [0, 2] {
+        let mut w = Window::new(1_000, 0.01, expansion, BloomLayout::Paired, W, &lim()).unwrap();
+        let start = 1_700_000_000_000u64;
+        // 800 items per window: one every 5 ms.
+        let mut steady = 0;
+        let mut n = 0u64;
+        let mut clock = start;
+        let step_at = start + 10 * W;
+        let mut stepped = false;
+        let mut watched = None;
+        while clock < step_at + 20 * W {
+            if !stepped && clock >= step_at {
+                stepped = true;
+                steady = w.mem_usage();
+                clock -= 10 * W;
+            }
+            let t = w.write_time(clock);
+            w.add(&item(n), t, &lim())
+                .unwrap_or_else(|e| panic!("expansion {expansion} item {n}: {e:?}"));
+            if stepped && watched.is_none() {
+                watched = Some((n, clock));
+            }
+            if stepped {
+                assert!(w.mem_usage() <= steady, "expansion {expansion}");
+            }
+            if let Some((id, at)) = watched {
+                let age = clock - at;
+                if age <= W {
+                    assert!(w.contains(&item(id), clock), "forgotten at {age} ms");
+                }
+                if age >= W + W / 4 {
+                    // Forgotten: only its own false-positive chance remains,
+                    // and its generation is gone.
+                    assert!(w.generation_list().all(|(g, _)| g > w.gen_index(at + w.ahead_ms())));
+                }
+            }
+            n += 1;
+            clock += 5;
+        }
+        // The last write before the step was 5 ms before it.
+        assert_eq!(w.ahead_ms(), 10 * W - 5);
+    }
+}
+
+/// The time a load or a replicated write anchors: a filter whose newest change
+/// is 50 years ahead goes on from it at the clock's rate.
+#[test]
+fn a_future_newest_change_runs_on_at_the_clock_rate() {
+    const W: u64 = 1_000;
+    let fifty_years = 50 * 31_557_600_000u64;
+    let now = 1_700_000_000_000u64;
+    let mut w = Window::new(100, 0.01, 0, BloomLayout::Paired, W, &lim()).unwrap();
+    w.add(&item(1), now + fifty_years, &lim()).unwrap();
+    let mut f = Window::from_header(&w.encode_header(), &lim()).unwrap();
+    f.anchor(now);
+    assert_eq!(f.ahead_ms(), fifty_years);
+    // 400 items over 4 s at capacity 100 per second: all taken.
+    for i in 0..400u64 {
+        let t = f.write_time(now + i * 10);
+        f.add(&item(100 + i), t, &lim()).unwrap();
+    }
+    assert!(!f.contains(&item(100), now + 4_000));
+    assert!(f.contains(&item(499), now + 4_000));
+    // Anchoring never moves the time back.
+    f.anchor(now + fifty_years * 2);
+    assert_eq!(f.ahead_ms(), 0);
+    assert!(f.contains(&item(499), now + 3_990));
+}
