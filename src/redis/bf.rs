@@ -366,7 +366,7 @@ pub fn scandump(ctx: Ctx, args: Args) -> CmdResult {
     let iter = parse_i64(args.bytes(2)).ok_or(e::SCANDUMP_NOT_NUMERIC)?;
     if iter == 0 {
         ctx.reply_array(2);
-        ctx.reply_integer(c.scandump_start());
+        ctx.reply_integer(1);
         ctx.reply_bulk(&c.encode_header());
         return Ok(());
     }

@@ -215,19 +215,11 @@ impl BloomFilter {
         }
     }
 
-    /// The iterator SCANDUMP answers with the header: 1 for a chain
-    /// (RedisBloom's), a walk iterator for a window ([`Window::walk_start`]).
-    pub fn scandump_start(&self) -> i64 {
-        match self {
-            BloomFilter::Chain(_) => 1,
-            BloomFilter::Window(w) => w.walk_start(),
-        }
-    }
-
     /// SCANDUMP data for `iter >= 1` on a live filter: a chain's chunk at a
-    /// RedisBloom iterator ([`BloomChain::scandump_chunk`]), a window's at a
-    /// walk iterator ([`Window::walk_chunk`]; a position iterator is refused
-    /// there: it shifts when a generation is dropped). `Ok(None)` past the end.
+    /// RedisBloom iterator ([`BloomChain::scandump_chunk`]), a window's at 1 or
+    /// a walk iterator ([`Window::walk_chunk`]; other position iterators are
+    /// refused there: they shift when a generation is dropped). `Ok(None)`
+    /// past the end.
     pub fn scandump_walk(&self, iter: i64) -> Result<Option<(i64, &[u8])>, BloomError> {
         match self {
             BloomFilter::Chain(c) => Ok(c.scandump_chunk(iter)),

@@ -209,30 +209,28 @@ impl Window {
         links_scandump_chunk(self.gens.iter().flat_map(|g| g.chain.links()), iter)
     }
 
-    /// The iterator SCANDUMP answers with the header: a *walk* iterator at
-    /// the start of the oldest generation held (of the generation after the
-    /// newest change when none is).
-    pub fn walk_start(&self) -> i64 {
-        let index = match self.gens.first() {
-            Some(g) => g.index,
-            None => self.walk_ref(),
-        };
-        walk_iter(index, 1).unwrap_or(WALK_FLAG as i64 | 1)
-    }
-
-    /// SCANDUMP data for a walk iterator (see [`walk_iter`]): the next chunk
+    /// SCANDUMP data for iterator 1 (the walk's start, which SCANDUMP answers
+    /// with the header: the oldest generation held now) or a walk iterator
+    /// (see [`walk_iter`]): the next chunk
     /// of the generation it names, from its byte `pos - 1` on, or the first
     /// chunk of the next generation held after it when that generation has no
     /// more bytes or was dropped since. `Ok(None)` past the newest generation.
     /// The chunk's iterator names its generation, so a generation dropped
     /// during the walk shifts nothing: its remaining chunks are skipped (what
     /// it held is no longer inside the window), and every other chunk lands
-    /// where it was read. Refused: a position iterator, one naming no
+    /// where it was read. Refused: a position iterator other than 1, one naming no
     /// generation this filter can have had, a generation past the addressable
     /// 16 TiB.
     pub fn walk_chunk(&self, iter: i64) -> Result<Option<(i64, &[u8])>, BloomError> {
-        let (residue, pos) = split_walk_iter(iter).ok_or(BloomError::BadChunk)?;
-        let index = self.resolve(residue).ok_or(BloomError::BadChunk)?;
+        let (index, pos) = if iter == 1 {
+            match self.gens.first() {
+                Some(g) => (g.index, 1),
+                None => return Ok(None),
+            }
+        } else {
+            let (residue, pos) = split_walk_iter(iter).ok_or(BloomError::BadChunk)?;
+            (self.resolve(residue).ok_or(BloomError::BadChunk)?, pos)
+        };
         for g in self.gens.iter().filter(|g| g.index >= index) {
             let from = if g.index == index { pos } else { 1 };
             let Ok(from) = i64::try_from(from) else {

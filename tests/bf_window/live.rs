@@ -1,0 +1,325 @@
+//! Windowed filters under real conditions (issue #27): a live SCANDUMP copy
+//! across a generation boundary, clock steps back, a failover to a replica
+//! whose clock lags, a payload dated 50 years ahead, and the parsing corners.
+//! Time moves with the per-server test clock (FERROBLOOM.CLOCK).
+
+use super::*;
+
+/// Walks `key` with BF.SCANDUMP into `copy` with BF.LOADCHUNK, running
+/// `between(con, step)` before each SCANDUMP of a data chunk. The first error
+/// of either command ends the walk and is returned.
+fn live_copy(
+    con: &mut Connection,
+    key: &str,
+    copy: &str,
+    mut between: impl FnMut(&mut Connection, usize),
+) -> Result<(), String> {
+    let mut it = 0i64;
+    let mut step = 0;
+    loop {
+        if it != 0 {
+            between(con, step);
+            step += 1;
+        }
+        let (next, data): (i64, Vec<u8>) = redis::cmd("BF.SCANDUMP")
+            .arg(key)
+            .arg(it)
+            .query(con)
+            .map_err(|e| format!("SCANDUMP: {e}"))?;
+        if next == 0 {
+            return Ok(());
+        }
+        let _: String = redis::cmd("BF.LOADCHUNK")
+            .arg(copy)
+            .arg(next)
+            .arg(data)
+            .query(con)
+            .map_err(|e| format!("LOADCHUNK: {e}"))?;
+        it = next;
+    }
+}
+
+/// Items of `tag`: `n` of them.
+fn batch(tag: &str, n: u64) -> Vec<String> {
+    (0..n).map(|i| item(tag, i)).collect()
+}
+
+/// Error elements of a BF.MADD reply.
+fn refused(v: &[Value]) -> usize {
+    v.iter()
+        .filter(|x| matches!(x, Value::ServerError(_)))
+        .count()
+}
+
+/// A live copy of a windowed filter across a generation boundary: four
+/// generations of 800 items, SCANDUMP's first data chunk taken, then the clock
+/// moves on and a write drops the oldest generation, then the walk goes on.
+/// Position iterators shifted every later chunk (the copy lost 800 of the
+/// items still inside their window); walk iterators name their generation, so
+/// every item the source still holds answers 1 in the copy.
+#[test]
+fn window_live_scandump_copy_across_a_generation_boundary() {
+    let s = Server::start();
+    let mut con = s.conn();
+    set_clock(&mut con, 0);
+    let ok: String = exec(&mut con, &["BF.RESERVE", "w", "0.01", "4000", "WINDOW", "600"]).unwrap();
+    assert_eq!(ok, "OK");
+    let gens: Vec<Vec<String>> = (0..4)
+        .map(|g| {
+            set_clock(&mut con, g * W_MS / 4);
+            let items = batch(&format!("g{g}"), 800);
+            madd(&mut con, "w", &items);
+            items
+        })
+        .collect();
+    let res = live_copy(&mut con, "w", "copy", |con, step| {
+        if step == 1 {
+            // 1.5 W after the first generation: it is dropped by this write.
+            set_clock(con, 3 * W_MS / 2);
+            exec::<i64>(con, &["BF.ADD", "w", "during-the-walk"]).unwrap();
+        }
+    });
+    assert_eq!(res, Ok(()));
+    let mut live = 0;
+    for (g, items) in gens.iter().enumerate() {
+        let src = ones(&mexists(&mut con, "w", items));
+        if src < items.len() {
+            // Dropped at the source (only false positives answer).
+            assert!(g < 2 && src < 40, "generation {g}: {src}");
+            continue;
+        }
+        live += 1;
+        assert_eq!(ones(&mexists(&mut con, "copy", items)), items.len(), "generation {g}");
+    }
+    assert!(live >= 2, "generations 2 and 3 are inside the window");
+    // A position iterator other than 1 is refused on a windowed filter.
+    assert_eq!(
+        exec_err(&mut con, &["BF.SCANDUMP", "w", "2"]),
+        "ERR invalid SCANDUMP iterator for a windowed filter (start the walk again at 0)"
+    );
+}
+
+/// A plain filter (ferrobloom's layout and RedisBloom's) that gains links
+/// during a walk: the chunks read keep every item of the walk's start, and a
+/// chunk of a link the copy's header does not have is refused by LOADCHUNK
+/// (`no link found`): the copy is exact or the walk fails, never silently
+/// different.
+#[test]
+fn plain_live_scandump_copy_while_links_are_added() {
+    let s = Server::start();
+    let mut con = s.conn();
+    for layout in ["paired", "redisbloom"] {
+        let key = format!("p-{layout}");
+        let copy = format!("c-{layout}");
+        let ok: String =
+            exec(&mut con, &["BF.RESERVE", &key, "0.01", "100", "LAYOUT", layout]).unwrap();
+        assert_eq!(ok, "OK");
+        let first = batch("first", 100);
+        madd(&mut con, &key, &first);
+        // A second link before the walk, so the walk has links to read after
+        // the writes.
+        let second = batch("second", 150);
+        madd(&mut con, &key, &second);
+        let res = live_copy(&mut con, &key, &copy, |con, step| {
+            if step == 1 {
+                madd(con, &key, &batch("during", 2_000));
+            }
+        });
+        match res {
+            Ok(()) => {}
+            Err(e) => assert!(
+                e.starts_with("LOADCHUNK") && e.ends_with("invalid offset - no link found"),
+                "{layout}: {e}"
+            ),
+        }
+        assert_eq!(ones(&mexists(&mut con, &copy, &first)), 100, "{layout}");
+        assert_eq!(ones(&mexists(&mut con, &copy, &second)), 150, "{layout}");
+    }
+}
+
+/// Streams `per_batch` items every `step_ms` of test clock from `from` (a
+/// clock offset) for `batches` batches into `key`; returns the items refused.
+fn stream(
+    con: &mut Connection,
+    key: &str,
+    tag: &str,
+    from: i64,
+    step_ms: i64,
+    batches: i64,
+    per_batch: u64,
+) -> usize {
+    let mut no = 0;
+    for b in 0..batches {
+        set_clock(con, from + b * step_ms);
+        no += refused(&madd_raw(con, key, &batch(&format!("{tag}{b}"), per_batch)));
+    }
+    no
+}
+
+/// A clock step back of 10 windows (W = 60 s, capacity 1,000, a stream at
+/// 80%: 50 items every 3.75 s) on a NONSCALING and a scaling filter: no item
+/// refused, the size stays at the steady state, an item added after the step
+/// answers 1 for W and is forgotten by 1.25 W of the clock time after the step.
+/// Before, every write after the step landed in one generation until the clock
+/// caught up: the NONSCALING filter refused 7,200 of 11,200 items.
+#[test]
+fn window_clock_step_back_of_ten_windows() {
+    const W: i64 = 60_000;
+    const STEP: i64 = 3_750;
+    let s = Server::start();
+    let mut con = s.conn();
+    for (key, opt) in [("ns", "NONSCALING"), ("sc", "EXPANSION")] {
+        let mut args = vec!["BF.RESERVE", key, "0.01", "1000", "WINDOW", "60"];
+        if opt == "EXPANSION" {
+            args.extend(["EXPANSION", "2"]);
+        } else {
+            args.push(opt);
+        }
+        let ok: String = exec(&mut con, &args).unwrap();
+        assert_eq!(ok, "OK");
+        // 10 windows of steady state.
+        let before = stream(&mut con, key, "a", 0, STEP, 160, 50);
+        assert_eq!(before, 0, "{key}");
+        let steady = info_int(&mut con, key, "SIZE");
+        let links = info_int(&mut con, key, "FILTERS");
+        // The clock steps back 10 windows; 14 windows of stream follow.
+        let back = 160 * STEP - 10 * W;
+        let watched = batch("watched", 50);
+        set_clock(&mut con, back);
+        assert_eq!(refused(&madd_raw(&mut con, key, &watched)), 0);
+        let mut no = 0;
+        for b in 1..=224 {
+            let t = back + b * STEP;
+            set_clock(&mut con, t);
+            no += refused(&madd_raw(&mut con, key, &batch(&format!("b{b}"), 50)));
+            assert!(info_int(&mut con, key, "SIZE") <= steady, "{key} size after {b}");
+            assert!(info_int(&mut con, key, "FILTERS") <= links, "{key} links after {b}");
+            let held = ones(&mexists(&mut con, key, &watched));
+            if b * STEP <= W {
+                assert_eq!(held, 50, "{key}: forgotten {} ms after the step", b * STEP);
+            }
+            if b * STEP >= W + W / 4 + STEP {
+                assert!(held <= 5, "{key}: {held} still held {} ms after", b * STEP);
+            }
+        }
+        assert_eq!(no, 0, "{key}: items refused after the step");
+    }
+}
+
+/// A failover to a replica whose clock lags 10 minutes: the promoted replica
+/// goes on from the filter's newest change at its own clock's rate, refuses
+/// nothing and forgets on time. Before, it refused 7,198 of 8,000 items.
+#[test]
+fn window_failover_to_a_lagging_replica() {
+    const W: i64 = 60_000;
+    const STEP: i64 = 3_750;
+    const LAG: i64 = 600_000;
+    let primary = Server::start();
+    let replica = Server::start_replica_of(&primary);
+    primary.wait_for_sync(&replica);
+    let mut pc = primary.conn();
+    let mut rc = replica.conn();
+    let ok: String = exec(
+        &mut pc,
+        &["BF.RESERVE", "w", "0.01", "1000", "NONSCALING", "WINDOW", "60"],
+    )
+    .unwrap();
+    assert_eq!(ok, "OK");
+    for b in 0..48 {
+        set_clock(&mut rc, b * STEP - LAG);
+        set_clock(&mut pc, b * STEP);
+        assert_eq!(refused(&madd_raw(&mut pc, "w", &batch(&format!("p{b}"), 50))), 0);
+    }
+    primary.wait_for_offset(&replica);
+    assert_eq!(primary.digest(), replica.digest());
+    let ok: String = exec(&mut rc, &["REPLICAOF", "NO", "ONE"]).unwrap();
+    assert_eq!(ok, "OK");
+    let start = 48 * STEP - LAG;
+    let watched = batch("watched", 50);
+    set_clock(&mut rc, start);
+    assert_eq!(refused(&madd_raw(&mut rc, "w", &watched)), 0);
+    let mut no = 0;
+    for b in 1..=160 {
+        set_clock(&mut rc, start + b * STEP);
+        no += refused(&madd_raw(&mut rc, "w", &batch(&format!("r{b}"), 50)));
+        let held = ones(&mexists(&mut rc, "w", &watched));
+        if b * STEP <= W {
+            assert_eq!(held, 50);
+        }
+        if b * STEP >= W + W / 4 + STEP {
+            assert!(held <= 5, "{held} held {} ms after", b * STEP);
+        }
+    }
+    assert_eq!(no, 0, "items refused by the promoted replica");
+}
+
+/// A client RESTORE of a payload whose newest change is 50 years ahead of the
+/// server clock (a 1 s NONSCALING window of capacity 100): the filter's time
+/// goes on from that change at this server's clock rate, so a stream at the
+/// capacity is taken whole and its items are forgotten 1.25 s after they were
+/// added. Before, the filter was pinned: it took 99 of 400 items and still
+/// held an item after 2.5 s.
+#[test]
+fn window_restore_of_a_payload_fifty_years_ahead() {
+    let s = Server::start();
+    let mut con = s.conn();
+    let fifty_years: i64 = 50 * 31_557_600_000;
+    set_clock(&mut con, fifty_years);
+    let ok: String = exec(
+        &mut con,
+        &["BF.RESERVE", "f", "0.01", "100", "NONSCALING", "WINDOW", "1"],
+    )
+    .unwrap();
+    assert_eq!(ok, "OK");
+    let old = batch("old", 20);
+    madd(&mut con, "f", &old);
+    let dump: Vec<u8> = redis::cmd("DUMP").arg("f").query(&mut con).unwrap();
+    set_clock(&mut con, 0);
+    let ok: String = redis::cmd("RESTORE")
+        .arg("r")
+        .arg(0)
+        .arg(dump)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(ok, "OK");
+    // 400 items over 4 s: 10 every 100 ms.
+    let mut no = 0;
+    let first = batch("s0", 10);
+    for b in 0..40 {
+        set_clock(&mut con, b * 100);
+        let items = if b == 0 { first.clone() } else { batch(&format!("s{b}"), 10) };
+        no += refused(&madd_raw(&mut con, "r", &items));
+        if b * 100 >= 1_400 {
+            assert!(ones(&mexists(&mut con, "r", &first)) <= 2, "at {} ms", b * 100);
+            assert!(ones(&mexists(&mut con, "r", &old)) <= 2, "at {} ms", b * 100);
+        }
+    }
+    assert_eq!(no, 0, "items refused");
+    set_clock(&mut con, 2_500);
+    assert!(ones(&mexists(&mut con, "r", &first)) <= 2);
+}
+
+/// The parsing corners: a window below a millisecond is refused (not rounded
+/// up), 0.0015 s is 2 ms, and SEED twice is refused like WINDOW twice.
+#[test]
+fn window_below_a_millisecond_and_seed_twice_are_refused() {
+    let s = Server::start();
+    let mut con = s.conn();
+    assert_eq!(
+        exec_err(&mut con, &["BF.RESERVE", "k", "0.01", "10", "WINDOW", "0.0005"]),
+        "ERR bad window (expected seconds: a number > 0 with millisecond precision, at most 315576000)"
+    );
+    assert_eq!(exec::<i64>(&mut con, &["EXISTS", "k"]).unwrap(), 0);
+    let ok: String = exec(&mut con, &["BF.RESERVE", "k", "0.01", "10", "WINDOW", "0.0015"]).unwrap();
+    assert_eq!(ok, "OK");
+    let w: Vec<f64> = exec(&mut con, &["BF.INFO", "k", "WINDOW"]).unwrap();
+    assert_eq!(w, vec![0.002]);
+    let seed = "0123456789abcdef0123456789abcdef";
+    for cmd in [
+        vec!["BF.RESERVE", "s", "0.01", "10", "SEED", seed, "SEED", seed],
+        vec!["BF.INSERT", "s", "SEED", seed, "SEED", seed, "ITEMS", "a"],
+    ] {
+        assert_eq!(exec_err(&mut con, &cmd), "ERR SEED given twice");
+    }
+    assert_eq!(exec::<i64>(&mut con, &["EXISTS", "s"]).unwrap(), 0);
+}
