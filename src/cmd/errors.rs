@@ -111,6 +111,10 @@ pub fn scale_limit(l: ferrobloom_core::bloom::ScaleLimit) -> CmdError {
 pub const WINDOW_BAD: &str =
     "ERR bad window (expected seconds: a number > 0 with millisecond precision, at most 315576000)";
 pub const WINDOW_TWICE: &str = "ERR WINDOW given twice";
+pub const CF_SCANDUMP_MOVED: &str =
+    "ERR the filter moved items since this SCANDUMP walk began (start the walk again at 0)";
+pub const CF_SCANDUMP_WALK: &str =
+    "ERR invalid SCANDUMP iterator for this filter (start the walk again at 0)";
 pub const SCANDUMP_WALK: &str =
     "ERR invalid SCANDUMP iterator for a windowed filter (start the walk again at 0)";
 pub const WINDOW_NOCREATE: &str = "ERR NOCREATE cannot be combined with WINDOW";

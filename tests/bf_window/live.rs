@@ -1,7 +1,9 @@
 //! Windowed filters under real conditions (issue #27): a live SCANDUMP copy
-//! across a generation boundary, clock steps back, a failover to a replica
-//! whose clock lags, a payload dated 50 years ahead, and the parsing corners.
-//! Time moves with the per-server test clock (FERROBLOOM.CLOCK).
+//! across a generation boundary (and live copies of every other kind: plain
+//! filters gaining links, cuckoo filters growing and compacting), clock steps
+//! back, a failover to a replica whose clock lags, a payload dated 50 years
+//! ahead, and the parsing corners. Time moves with the per-server test clock
+//! (FERROBLOOM.CLOCK).
 
 use super::*;
 
@@ -9,6 +11,17 @@ use super::*;
 /// `between(con, step)` before each SCANDUMP of a data chunk. The first error
 /// of either command ends the walk and is returned.
 fn live_copy(
+    con: &mut Connection,
+    key: &str,
+    copy: &str,
+    between: impl FnMut(&mut Connection, usize),
+) -> Result<(), String> {
+    live_copy_of("BF", con, key, copy, between)
+}
+
+/// [`live_copy`] with `kind`'s SCANDUMP and LOADCHUNK (`BF` or `CF`).
+fn live_copy_of(
+    kind: &str,
     con: &mut Connection,
     key: &str,
     copy: &str,
@@ -21,7 +34,7 @@ fn live_copy(
             between(con, step);
             step += 1;
         }
-        let (next, data): (i64, Vec<u8>) = redis::cmd("BF.SCANDUMP")
+        let (next, data): (i64, Vec<u8>) = redis::cmd(&format!("{kind}.SCANDUMP"))
             .arg(key)
             .arg(it)
             .query(con)
@@ -29,7 +42,7 @@ fn live_copy(
         if next == 0 {
             return Ok(());
         }
-        let _: String = redis::cmd("BF.LOADCHUNK")
+        let _: String = redis::cmd(&format!("{kind}.LOADCHUNK"))
             .arg(copy)
             .arg(next)
             .arg(data)
@@ -322,4 +335,86 @@ fn window_below_a_millisecond_and_seed_twice_are_refused() {
         assert_eq!(exec_err(&mut con, &cmd), "ERR SEED given twice");
     }
     assert_eq!(exec::<i64>(&mut con, &["EXISTS", "s"]).unwrap(), 0);
+}
+
+/// CF.MEXISTS answers of `items` that are 1.
+fn cf_held(con: &mut Connection, key: &str, items: &[String]) -> usize {
+    let v: Vec<i64> = redis::cmd("CF.MEXISTS").arg(key).arg(items).query(con).unwrap();
+    ones(&v)
+}
+
+fn cf_insert(con: &mut Connection, key: &str, items: &[String]) {
+    let _: Value = redis::cmd("CF.INSERT")
+        .arg(key)
+        .arg("ITEMS")
+        .arg(items)
+        .query(con)
+        .unwrap();
+}
+
+/// Live copies of cuckoo filters. A filter of ferrobloom's layout that moves
+/// fingerprints during the walk (kick-outs as it fills and grows, compaction
+/// after deletes and CF.COMPACT) refuses the rest of the walk (`the filter
+/// moved items since this SCANDUMP walk began`): a move can take an item from
+/// a part not read yet to one already read. Before, the walk went on and the
+/// copy silently lacked the moved items. A walk with no move is exact. A
+/// filter of RedisBloom's layout that grows during a walk: the new
+/// sub-filter's chunk is refused by LOADCHUNK, or the copy is exact.
+#[test]
+fn cuckoo_live_scandump_copy_while_it_grows_or_compacts() {
+    let s = Server::start();
+    let mut con = s.conn();
+    let moved = "SCANDUMP: ResponseError: the filter moved items since this SCANDUMP walk began (start the walk again at 0)";
+    // Growth (and the kick-outs that fill a table first).
+    for layout in ["ferrobloom", "redisbloom"] {
+        let key = format!("g-{layout}");
+        let copy = format!("gc-{layout}");
+        let ok: String = exec(
+            &mut con,
+            &["CF.RESERVE", &key, "1000", "EXPANSION", "2", "LAYOUT", layout],
+        )
+        .unwrap();
+        assert_eq!(ok, "OK");
+        let before = batch("before", 700);
+        cf_insert(&mut con, &key, &before);
+        let res = live_copy_of("CF", &mut con, &key, &copy, |con, step| {
+            if step == 1 {
+                cf_insert(con, &key, &batch("during", 3_000));
+            }
+        });
+        match (layout, &res) {
+            (_, Ok(())) => assert_eq!(cf_held(&mut con, &copy, &before), 700, "{layout}"),
+            ("ferrobloom", Err(e)) => assert!(e == moved || e.starts_with("LOADCHUNK"), "{e}"),
+            (_, Err(e)) => assert!(e.starts_with("LOADCHUNK"), "{layout}: {e}"),
+        }
+    }
+    // Deletes and compaction move fingerprints of the newer sub-filters into
+    // the first one, already read: the walk is refused.
+    let ok: String = exec(
+        &mut con,
+        &["CF.RESERVE", "d", "256", "EXPANSION", "2", "LAYOUT", "ferrobloom"],
+    )
+    .unwrap();
+    assert_eq!(ok, "OK");
+    let all = batch("all", 1_500);
+    cf_insert(&mut con, "d", &all);
+    assert!(exec::<Vec<Value>>(&mut con, &["CF.INFO", "d"]).is_ok());
+    let res = live_copy_of("CF", &mut con, "d", "dc", |con, step| {
+        if step == 1 {
+            for it in &all[..300] {
+                exec::<i64>(con, &["CF.DEL", "d", it]).unwrap();
+            }
+            let ok: String = exec(con, &["CF.COMPACT", "d"]).unwrap();
+            assert_eq!(ok, "OK");
+        }
+    });
+    match res {
+        Err(e) => assert_eq!(e, moved),
+        // Only if nothing moved: then the copy holds every item not deleted.
+        Ok(()) => assert_eq!(cf_held(&mut con, "dc", &all[300..]), 1_200),
+    }
+    // Without writes the walk is exact.
+    let res = live_copy_of("CF", &mut con, "d", "quiet", |_, _| {});
+    assert_eq!(res, Ok(()));
+    assert_eq!(cf_held(&mut con, "quiet", &all[300..]), 1_200);
 }

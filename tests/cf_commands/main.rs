@@ -471,22 +471,35 @@ fn scandump_protocol_and_header_layout() {
     assert_eq!(dump[0].0, 1);
     let lens: Vec<u64> = dump[1..].iter().map(|(_, d)| d.len() as u64).collect();
     assert_eq!(lens, h.table_lens());
+    // ferrobloom's layout answers walk iterators: bit 62, the filter's move
+    // count (bits 40..62) and the position `1 + offset` (bits 0..40).
+    const POS: i64 = (1 << 40) - 1;
+    let walk = dump[1].0 & !POS;
+    assert_eq!(walk & (1 << 62), 1 << 62);
     let mut it = 1i64;
     for (next, data) in &dump[1..] {
-        assert_eq!(*next, it + data.len() as i64);
+        assert_eq!(*next, walk | ((it & POS) + data.len() as i64));
         it = *next;
     }
     // Past the end: [0, ""] (RedisBloom: [0, nil]) in both protocols; same for any far iterator.
+    let far = (walk | 999_999_999_999).to_string();
     for c in [&mut con, &mut con3] {
         assert_eq!(q(c, &format!("CF.SCANDUMP k {it}")), "[0,\"\"]");
-        assert_eq!(q(c, "CF.SCANDUMP k 999999999999"), "[0,\"\"]");
+        assert_eq!(q(c, &format!("CF.SCANDUMP k {far}")), "[0,\"\"]");
     }
     // A mid-sub-filter iterator returns the rest of that sub-filter.
-    let v = raw(&mut con, &["CF.SCANDUMP", "k", "11"]);
+    let mid = (walk | 11).to_string();
+    let v = raw(&mut con, &["CF.SCANDUMP", "k", &mid]);
     let Value::Array(a) = v else { panic!() };
     let first = &dump[1].1;
-    assert_eq!(a[0], Value::Int(11 + first.len() as i64 - 10));
+    assert_eq!(a[0], Value::Int(walk | (11 + first.len() as i64 - 10)));
     assert_eq!(a[1], Value::BulkString(first[10..].to_vec()));
+    // A position iterator other than 1 is refused on ferrobloom's layout (a
+    // position cannot tell whether fingerprints moved since the walk began).
+    assert_eq!(
+        q(&mut con, "CF.SCANDUMP k 11"),
+        "ERR invalid SCANDUMP iterator for this filter (start the walk again at 0)"
+    );
 
     // RESP3: same shapes.
     let v = raw(&mut con3, &["CF.SCANDUMP", "k", "0"]);
