@@ -354,34 +354,36 @@ impl CuckooFilter {
     /// CF.SCANDUMP on a live filter. A filter of RedisBloom's layout answers
     /// [`scandump_chunk`](Self::scandump_chunk) (RedisBloom's iterators, which
     /// RedisBloom's CF.LOADCHUNK reads as offsets). One of ferrobloom's layout
-    /// answers iterator 1 (the walk's start, which the header is answered with)
-    /// and its own *walk* iterators: [`WALK_FLAG`], the number of fingerprint
-    /// moves (kick-outs, compaction) when the walk began modulo 2^22, and the
-    /// position (`1 + offset`, below 2^40). A walk iterator is refused
-    /// (`BadChunk("rearranged")`) once a fingerprint moved since the walk
-    /// began: a move can take one from a part not read yet to a part already
-    /// read, so the copy would miss it. Other position iterators are refused.
+    /// answers iterator 1 (the walk's start, which the header is answered
+    /// with) and iterators that carry the filter's fingerprint moves
+    /// (kick-outs, compaction) when the walk began, modulo 2^22: a walk that
+    /// began with that count 0 has RedisBloom's position iterators (`1 +
+    /// offset`), any other [`WALK_FLAG`], the count in bits 40..62 and the
+    /// position in bits 0..40. An iterator whose count is not the filter's
+    /// now is refused (`BadChunk("rearranged")`): a fingerprint moved since
+    /// the walk began, maybe from a part not read yet to a part already read,
+    /// so the copy could miss it.
     pub fn walk_chunk(&self, iter: i64) -> Result<Option<(i64, Cow<'_, [u8]>)>, CuckooError> {
         if self.rb || iter == 0 {
             return Ok(self.scandump_chunk(iter));
         }
         let epoch = self.moves & WALK_EPOCH_MASK;
-        let pos = if iter == 1 {
-            1
-        } else {
-            let u = u64::try_from(iter).map_err(|_| CuckooError::BadChunk("position"))?;
-            if u & WALK_FLAG == 0 {
-                return Err(CuckooError::BadChunk("position"));
-            }
-            if (u >> WALK_POS_BITS) & WALK_EPOCH_MASK != epoch {
-                return Err(CuckooError::BadChunk("rearranged"));
-            }
-            u & WALK_POS_MASK
+        let u = u64::try_from(iter).map_err(|_| CuckooError::BadChunk("position"))?;
+        let (began, pos) = match u {
+            1 => (epoch, 1),
+            u if u & WALK_FLAG == 0 => (0, u),
+            u => ((u >> WALK_POS_BITS) & WALK_EPOCH_MASK, u & WALK_POS_MASK),
         };
+        if began != epoch {
+            return Err(CuckooError::BadChunk("rearranged"));
+        }
         let pos = i64::try_from(pos).map_err(|_| CuckooError::BadChunk("position"))?;
         let Some((next, data)) = self.scandump_chunk(pos) else {
             return Ok(None);
         };
+        if epoch == 0 {
+            return Ok(Some((next, data)));
+        }
         let next = u64::try_from(next)
             .ok()
             .filter(|&n| n <= WALK_POS_MASK)
