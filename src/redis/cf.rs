@@ -13,7 +13,8 @@ use crate::cmd::format::format_g;
 use crate::cmd::lenient::{self, Origin};
 use ferrobloom_core::bloom::MAX_CAPACITY;
 use ferrobloom_core::cuckoo::{
-    hash_for, CuckooError, CuckooFilter, CuckooHash, CuckooParams, DEFAULT_FP_BITS, HEADER_LEN, RB_HEADER_LEN,
+    hash_for, CuckooError, CuckooFilter, CuckooHash, CuckooParams, DEFAULT_FP_BITS, HEADER_LEN,
+    RB_HEADER_LEN,
 };
 use ferrobloom_core::hash::HashAhead;
 

@@ -75,7 +75,11 @@ fn window_live_scandump_copy_across_a_generation_boundary() {
     let s = Server::start();
     let mut con = s.conn();
     set_clock(&mut con, 0);
-    let ok: String = exec(&mut con, &["BF.RESERVE", "w", "0.01", "4000", "WINDOW", "600"]).unwrap();
+    let ok: String = exec(
+        &mut con,
+        &["BF.RESERVE", "w", "0.01", "4000", "WINDOW", "600"],
+    )
+    .unwrap();
     assert_eq!(ok, "OK");
     let gens: Vec<Vec<String>> = (0..4)
         .map(|g| {
@@ -102,7 +106,11 @@ fn window_live_scandump_copy_across_a_generation_boundary() {
             continue;
         }
         live += 1;
-        assert_eq!(ones(&mexists(&mut con, "copy", items)), items.len(), "generation {g}");
+        assert_eq!(
+            ones(&mexists(&mut con, "copy", items)),
+            items.len(),
+            "generation {g}"
+        );
     }
     assert!(live >= 2, "generations 2 and 3 are inside the window");
     // A position iterator other than 1 is refused on a windowed filter.
@@ -124,8 +132,11 @@ fn plain_live_scandump_copy_while_links_are_added() {
     for layout in ["paired", "redisbloom"] {
         let key = format!("p-{layout}");
         let copy = format!("c-{layout}");
-        let ok: String =
-            exec(&mut con, &["BF.RESERVE", &key, "0.01", "100", "LAYOUT", layout]).unwrap();
+        let ok: String = exec(
+            &mut con,
+            &["BF.RESERVE", &key, "0.01", "100", "LAYOUT", layout],
+        )
+        .unwrap();
         assert_eq!(ok, "OK");
         let first = batch("first", 100);
         madd(&mut con, &key, &first);
@@ -205,8 +216,14 @@ fn window_clock_step_back_of_ten_windows() {
             let t = back + b * STEP;
             set_clock(&mut con, t);
             no += refused(&madd_raw(&mut con, key, &batch(&format!("b{b}"), 50)));
-            assert!(info_int(&mut con, key, "SIZE") <= steady, "{key} size after {b}");
-            assert!(info_int(&mut con, key, "FILTERS") <= links, "{key} links after {b}");
+            assert!(
+                info_int(&mut con, key, "SIZE") <= steady,
+                "{key} size after {b}"
+            );
+            assert!(
+                info_int(&mut con, key, "FILTERS") <= links,
+                "{key} links after {b}"
+            );
             let held = ones(&mexists(&mut con, key, &watched));
             if b * STEP <= W {
                 assert_eq!(held, 50, "{key}: forgotten {} ms after the step", b * STEP);
@@ -234,14 +251,25 @@ fn window_failover_to_a_lagging_replica() {
     let mut rc = replica.conn();
     let ok: String = exec(
         &mut pc,
-        &["BF.RESERVE", "w", "0.01", "1000", "NONSCALING", "WINDOW", "60"],
+        &[
+            "BF.RESERVE",
+            "w",
+            "0.01",
+            "1000",
+            "NONSCALING",
+            "WINDOW",
+            "60",
+        ],
     )
     .unwrap();
     assert_eq!(ok, "OK");
     for b in 0..48 {
         set_clock(&mut rc, b * STEP - LAG);
         set_clock(&mut pc, b * STEP);
-        assert_eq!(refused(&madd_raw(&mut pc, "w", &batch(&format!("p{b}"), 50))), 0);
+        assert_eq!(
+            refused(&madd_raw(&mut pc, "w", &batch(&format!("p{b}"), 50))),
+            0
+        );
     }
     primary.wait_for_offset(&replica);
     assert_eq!(primary.digest(), replica.digest());
@@ -280,7 +308,15 @@ fn window_restore_of_a_payload_fifty_years_ahead() {
     set_clock(&mut con, fifty_years);
     let ok: String = exec(
         &mut con,
-        &["BF.RESERVE", "f", "0.01", "100", "NONSCALING", "WINDOW", "1"],
+        &[
+            "BF.RESERVE",
+            "f",
+            "0.01",
+            "100",
+            "NONSCALING",
+            "WINDOW",
+            "1",
+        ],
     )
     .unwrap();
     assert_eq!(ok, "OK");
@@ -300,11 +336,23 @@ fn window_restore_of_a_payload_fifty_years_ahead() {
     let first = batch("s0", 10);
     for b in 0..40 {
         set_clock(&mut con, b * 100);
-        let items = if b == 0 { first.clone() } else { batch(&format!("s{b}"), 10) };
+        let items = if b == 0 {
+            first.clone()
+        } else {
+            batch(&format!("s{b}"), 10)
+        };
         no += refused(&madd_raw(&mut con, "r", &items));
         if b * 100 >= 1_400 {
-            assert!(ones(&mexists(&mut con, "r", &first)) <= 2, "at {} ms", b * 100);
-            assert!(ones(&mexists(&mut con, "r", &old)) <= 2, "at {} ms", b * 100);
+            assert!(
+                ones(&mexists(&mut con, "r", &first)) <= 2,
+                "at {} ms",
+                b * 100
+            );
+            assert!(
+                ones(&mexists(&mut con, "r", &old)) <= 2,
+                "at {} ms",
+                b * 100
+            );
         }
     }
     assert_eq!(no, 0, "items refused");
@@ -323,7 +371,11 @@ fn window_below_a_millisecond_and_seed_twice_are_refused() {
         "ERR bad window (expected seconds: a number > 0 with millisecond precision, at most 315576000)"
     );
     assert_eq!(exec::<i64>(&mut con, &["EXISTS", "k"]).unwrap(), 0);
-    let ok: String = exec(&mut con, &["BF.RESERVE", "k", "0.01", "10", "WINDOW", "0.0015"]).unwrap();
+    let ok: String = exec(
+        &mut con,
+        &["BF.RESERVE", "k", "0.01", "10", "WINDOW", "0.0015"],
+    )
+    .unwrap();
     assert_eq!(ok, "OK");
     let w: Vec<f64> = exec(&mut con, &["BF.INFO", "k", "WINDOW"]).unwrap();
     assert_eq!(w, vec![0.002]);
@@ -339,7 +391,11 @@ fn window_below_a_millisecond_and_seed_twice_are_refused() {
 
 /// CF.MEXISTS answers of `items` that are 1.
 fn cf_held(con: &mut Connection, key: &str, items: &[String]) -> usize {
-    let v: Vec<i64> = redis::cmd("CF.MEXISTS").arg(key).arg(items).query(con).unwrap();
+    let v: Vec<i64> = redis::cmd("CF.MEXISTS")
+        .arg(key)
+        .arg(items)
+        .query(con)
+        .unwrap();
     ones(&v)
 }
 
@@ -371,7 +427,15 @@ fn cuckoo_live_scandump_copy_while_it_grows_or_compacts() {
         let copy = format!("gc-{layout}");
         let ok: String = exec(
             &mut con,
-            &["CF.RESERVE", &key, "1000", "EXPANSION", "2", "LAYOUT", layout],
+            &[
+                "CF.RESERVE",
+                &key,
+                "1000",
+                "EXPANSION",
+                "2",
+                "LAYOUT",
+                layout,
+            ],
         )
         .unwrap();
         assert_eq!(ok, "OK");
@@ -392,7 +456,15 @@ fn cuckoo_live_scandump_copy_while_it_grows_or_compacts() {
     // the first one, already read: the walk is refused.
     let ok: String = exec(
         &mut con,
-        &["CF.RESERVE", "d", "256", "EXPANSION", "2", "LAYOUT", "ferrobloom"],
+        &[
+            "CF.RESERVE",
+            "d",
+            "256",
+            "EXPANSION",
+            "2",
+            "LAYOUT",
+            "ferrobloom",
+        ],
     )
     .unwrap();
     assert_eq!(ok, "OK");

@@ -363,7 +363,7 @@ impl CuckooFilter {
     /// now is refused (`BadChunk("rearranged")`): a fingerprint moved since
     /// the walk began, maybe from a part not read yet to a part already read,
     /// so the copy could miss it.
-    pub fn walk_chunk(&self, iter: i64) -> Result<Option<(i64, Cow<'_, [u8]>)>, CuckooError> {
+    pub fn walk_chunk(&self, iter: i64) -> Result<Option<Chunk<'_>>, CuckooError> {
         if self.rb || iter == 0 {
             return Ok(self.scandump_chunk(iter));
         }
@@ -442,6 +442,9 @@ impl CuckooFilter {
         Err(BadChunk("out of bounds"))
     }
 }
+
+/// A SCANDUMP data chunk and the iterator it is answered with.
+pub type Chunk<'a> = (i64, Cow<'a, [u8]>);
 
 /// Bit 62 of a walk iterator of a ferrobloom-layout cuckoo filter (see
 /// [`CuckooFilter::walk_chunk`]); position iterators stay below it.

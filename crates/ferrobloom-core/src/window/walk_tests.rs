@@ -68,7 +68,8 @@ fn live_copy_across_a_rotation_keeps_every_live_item() {
         // Five generations (t = 10 s .. 14 s), 100 items each.
         for g in 0..5u64 {
             for i in 0..100 {
-                w.add(&item(g * 1000 + i), 10_000 + g * 1000, &lim()).unwrap();
+                w.add(&item(g * 1000 + i), 10_000 + g * 1000, &lim())
+                    .unwrap();
             }
         }
         let mut f = BloomFilter::from(w);
@@ -87,7 +88,10 @@ fn live_copy_across_a_rotation_keeps_every_live_item() {
             for i in 0..100 {
                 let h = item(g * 1000 + i);
                 assert!(a.contains(&h, now));
-                assert!(b.contains(&h, now), "expansion {expansion} gen {g} item {i}");
+                assert!(
+                    b.contains(&h, now),
+                    "expansion {expansion} gen {g} item {i}"
+                );
             }
         }
         // Written after the header: not in the copy (its chunks were skipped).
@@ -96,7 +100,8 @@ fn live_copy_across_a_rotation_keeps_every_live_item() {
         let mut w = window(400, expansion);
         for g in 0..5u64 {
             for i in 0..100 {
-                w.add(&item(g * 1000 + i), 10_000 + g * 1000, &lim()).unwrap();
+                w.add(&item(g * 1000 + i), 10_000 + g * 1000, &lim())
+                    .unwrap();
             }
         }
         let mut copy = BloomFilter::from_header(&w.encode_header(), &lim()).unwrap();
@@ -189,7 +194,9 @@ fn clock_step_back_keeps_the_rotation() {
                 if age >= W + W / 4 {
                     // Forgotten: only its own false-positive chance remains,
                     // and its generation is gone.
-                    assert!(w.generation_list().all(|(g, _)| g > w.gen_index(at + w.ahead_ms())));
+                    assert!(w
+                        .generation_list()
+                        .all(|(g, _)| g > w.gen_index(at + w.ahead_ms())));
                 }
             }
             n += 1;

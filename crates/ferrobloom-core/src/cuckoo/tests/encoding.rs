@@ -362,5 +362,8 @@ fn walks_are_refused_once_fingerprints_moved() {
     let mut p = params(64, 2, 2, 8);
     p.redisbloom = true;
     let r = CuckooFilter::new(&p, NOCAP).unwrap();
-    assert_eq!(r.walk_chunk(1).unwrap().map(|c| c.0), r.scandump_chunk(1).map(|c| c.0));
+    assert_eq!(
+        r.walk_chunk(1).unwrap().map(|c| c.0),
+        r.scandump_chunk(1).map(|c| c.0)
+    );
 }
