@@ -97,7 +97,8 @@ fn window_live_scandump_copy_across_a_generation_boundary() {
         }
     });
     assert_eq!(res, Ok(()));
-    let mut live = 0;
+    // Items of the generations the source still holds, and those the copy lost.
+    let (mut live, mut held, mut lost) = (0, 0, 0);
     for (g, items) in gens.iter().enumerate() {
         let src = ones(&mexists(&mut con, "w", items));
         if src < items.len() {
@@ -106,12 +107,13 @@ fn window_live_scandump_copy_across_a_generation_boundary() {
             continue;
         }
         live += 1;
-        assert_eq!(
-            ones(&mexists(&mut con, "copy", items)),
-            items.len(),
-            "generation {g}"
-        );
+        held += items.len();
+        lost += items.len() - ones(&mexists(&mut con, "copy", items));
     }
+    assert_eq!(
+        lost, 0,
+        "the copy lost {lost} of the {held} items the source holds"
+    );
     assert!(live >= 2, "generations 2 and 3 are inside the window");
     // A position iterator other than 1 is refused on a windowed filter.
     assert_eq!(
@@ -211,28 +213,30 @@ fn window_clock_step_back_of_ten_windows() {
         let watched = batch("watched", 50);
         set_clock(&mut con, back);
         assert_eq!(refused(&madd_raw(&mut con, key, &watched)), 0);
-        let mut no = 0;
+        // Refused items, largest size and links, fewest watched items held
+        // within W, most held from 1.25 W + one batch on.
+        let (mut no, mut size, mut most_links, mut kept, mut late) = (0, 0, 0, 50, 0);
         for b in 1..=224 {
             let t = back + b * STEP;
             set_clock(&mut con, t);
             no += refused(&madd_raw(&mut con, key, &batch(&format!("b{b}"), 50)));
-            assert!(
-                info_int(&mut con, key, "SIZE") <= steady,
-                "{key} size after {b}"
-            );
-            assert!(
-                info_int(&mut con, key, "FILTERS") <= links,
-                "{key} links after {b}"
-            );
+            size = size.max(info_int(&mut con, key, "SIZE"));
+            most_links = most_links.max(info_int(&mut con, key, "FILTERS"));
             let held = ones(&mexists(&mut con, key, &watched));
             if b * STEP <= W {
-                assert_eq!(held, 50, "{key}: forgotten {} ms after the step", b * STEP);
+                kept = kept.min(held);
             }
             if b * STEP >= W + W / 4 + STEP {
-                assert!(held <= 5, "{key}: {held} still held {} ms after", b * STEP);
+                late = late.max(held);
             }
         }
-        assert_eq!(no, 0, "{key}: items refused after the step");
+        let got = (no, size, most_links, kept, late);
+        assert_eq!(
+            got,
+            (0, size.min(steady), most_links.min(links), 50, late.min(5)),
+            "{key}: (refused of 11,200, largest size (steady {steady}), most links \
+             (steady {links}), watched held within W, most held after 1.25 W)"
+        );
     }
 }
 
@@ -279,19 +283,23 @@ fn window_failover_to_a_lagging_replica() {
     let watched = batch("watched", 50);
     set_clock(&mut rc, start);
     assert_eq!(refused(&madd_raw(&mut rc, "w", &watched)), 0);
-    let mut no = 0;
+    let (mut no, mut kept, mut late) = (0, 50, 0);
     for b in 1..=160 {
         set_clock(&mut rc, start + b * STEP);
         no += refused(&madd_raw(&mut rc, "w", &batch(&format!("r{b}"), 50)));
         let held = ones(&mexists(&mut rc, "w", &watched));
         if b * STEP <= W {
-            assert_eq!(held, 50);
+            kept = kept.min(held);
         }
         if b * STEP >= W + W / 4 + STEP {
-            assert!(held <= 5, "{held} held {} ms after", b * STEP);
+            late = late.max(held);
         }
     }
-    assert_eq!(no, 0, "items refused by the promoted replica");
+    assert_eq!(
+        (no, kept, late),
+        (0, 50, late.min(5)),
+        "(refused of 8,000, watched held within W, most held after 1.25 W)"
+    );
 }
 
 /// A client RESTORE of a payload whose newest change is 50 years ahead of the
@@ -331,8 +339,9 @@ fn window_restore_of_a_payload_fifty_years_ahead() {
         .query(&mut con)
         .unwrap();
     assert_eq!(ok, "OK");
-    // 400 items over 4 s: 10 every 100 ms.
-    let mut no = 0;
+    // 400 items over 4 s: 10 every 100 ms. Refused items; most of the first
+    // batch and of the payload's items held from 1.4 s on; first batch at 2.5 s.
+    let (mut no, mut late_first, mut late_old) = (0, 0, 0);
     let first = batch("s0", 10);
     for b in 0..40 {
         set_clock(&mut con, b * 100);
@@ -343,21 +352,18 @@ fn window_restore_of_a_payload_fifty_years_ahead() {
         };
         no += refused(&madd_raw(&mut con, "r", &items));
         if b * 100 >= 1_400 {
-            assert!(
-                ones(&mexists(&mut con, "r", &first)) <= 2,
-                "at {} ms",
-                b * 100
-            );
-            assert!(
-                ones(&mexists(&mut con, "r", &old)) <= 2,
-                "at {} ms",
-                b * 100
-            );
+            late_first = late_first.max(ones(&mexists(&mut con, "r", &first)));
+            late_old = late_old.max(ones(&mexists(&mut con, "r", &old)));
         }
     }
-    assert_eq!(no, 0, "items refused");
     set_clock(&mut con, 2_500);
-    assert!(ones(&mexists(&mut con, "r", &first)) <= 2);
+    let at_end = ones(&mexists(&mut con, "r", &first));
+    assert_eq!(
+        (no, late_first.min(2), late_old.min(2), at_end.min(2)),
+        (0, late_first, late_old, at_end),
+        "(refused of 400, first batch held from 1.4 s (of 10), payload's items held \
+         from 1.4 s (of 20), first batch held at 2.5 s)"
+    );
 }
 
 /// The parsing corners: a window below a millisecond is refused (not rounded
