@@ -194,7 +194,7 @@ fn window_clock_step_back_of_ten_windows() {
     const STEP: i64 = 3_750;
     let s = Server::start();
     let mut con = s.conn();
-    for (key, opt) in [("ns", "NONSCALING"), ("sc", "EXPANSION")] {
+    for (key, opt) in [("sc", "EXPANSION"), ("ns", "NONSCALING")] {
         let mut args = vec!["BF.RESERVE", key, "0.01", "1000", "WINDOW", "60"];
         if opt == "EXPANSION" {
             args.extend(["EXPANSION", "2"]);
@@ -355,11 +355,11 @@ fn window_restore_of_a_payload_fifty_years_ahead() {
     }
     set_clock(&mut con, 2_500);
     let at_end = ones(&mexists(&mut con, "r", &first));
-    assert_eq!(
-        (no, late_first.min(2), late_old.min(2), at_end.min(2)),
-        (0, late_first, late_old, at_end),
+    let got = (no, late_first, late_old, at_end);
+    assert!(
+        no == 0 && late_first <= 2 && late_old <= 2 && at_end <= 2,
         "(refused of 400, first batch held from 1.4 s (of 10), payload's items held \
-         from 1.4 s (of 20), first batch held at 2.5 s)"
+         from 1.4 s (of 20), first batch held at 2.5 s) = {got:?}"
     );
 }
 
