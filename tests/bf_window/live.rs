@@ -231,6 +231,7 @@ fn window_clock_step_back_of_ten_windows() {
             }
         }
         let got = (no, size, most_links, kept, late);
+        eprintln!("{key}: refused, largest size (steady {steady}), most links (steady {links}), held within W, most held after 1.25 W: {got:?}");
         assert_eq!(
             got,
             (0, size.min(steady), most_links.min(links), 50, late.min(5)),
@@ -292,6 +293,10 @@ fn window_failover_to_a_lagging_replica() {
             late = late.max(held);
         }
     }
+    eprintln!(
+        "promoted replica: refused, held within W, most held after 1.25 W: {:?}",
+        (no, kept, late)
+    );
     assert_eq!(
         (no, kept, late),
         (0, 50, late.min(5)),
@@ -356,6 +361,7 @@ fn window_restore_of_a_payload_fifty_years_ahead() {
     set_clock(&mut con, 2_500);
     let at_end = ones(&mexists(&mut con, "r", &first));
     let got = (no, late_first, late_old, at_end);
+    eprintln!("refused, first batch held from 1.4 s, payload's items held from 1.4 s, first batch at 2.5 s: {got:?}");
     assert!(
         no == 0 && late_first <= 2 && late_old <= 2 && at_end <= 2,
         "(refused of 400, first batch held from 1.4 s (of 10), payload's items held \
