@@ -88,6 +88,9 @@
 //! # Encoding (SCANDUMP header `FBbw`, version 1)
 //! Documented on [`Window::encode_header`] (`window/encoding.rs`); the data
 //! chunks are each generation's links in order, exactly as a plain chain's.
+//! SCANDUMP answers them with walk iterators that name their generation
+//! ([`walk_iter`], [`Window::walk_chunk`]), so a live copy across a rotation is
+//! exact; LOADCHUNK takes those and position iterators (the AOF rewrite's).
 
 use super::bloom::{
     BloomChain, BloomError, BloomLayout, Limits, LinkShape, PairMasks, BATCH_AHEAD, CHAIN_OVERHEAD,
