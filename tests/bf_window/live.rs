@@ -304,6 +304,77 @@ fn window_failover_to_a_lagging_replica() {
     );
 }
 
+/// A failover to a replica whose clock is 5 windows ahead: its reads already
+/// answered at its own time (the primary's items older than the window by it
+/// are forgotten there), and after promotion its first write is a step forward
+/// of 5 windows, exactly what those reads answered: nothing refused, what it
+/// answered before the write it answers after, and its own items are held for
+/// W and forgotten by 1.25 W.
+#[test]
+fn window_failover_to_a_replica_whose_clock_is_ahead() {
+    const W: i64 = 60_000;
+    const STEP: i64 = 3_750;
+    const AHEAD: i64 = 5 * W;
+    let primary = Server::start();
+    let replica = Server::start_replica_of(&primary);
+    primary.wait_for_sync(&replica);
+    let mut pc = primary.conn();
+    let mut rc = replica.conn();
+    let ok: String = exec(
+        &mut pc,
+        &[
+            "BF.RESERVE",
+            "w",
+            "0.01",
+            "1000",
+            "NONSCALING",
+            "WINDOW",
+            "60",
+        ],
+    )
+    .unwrap();
+    assert_eq!(ok, "OK");
+    let mut sent = Vec::new();
+    for b in 0..48 {
+        set_clock(&mut rc, b * STEP + AHEAD);
+        set_clock(&mut pc, b * STEP);
+        let items = batch(&format!("p{b}"), 50);
+        assert_eq!(refused_of(&mut pc, "w", &items), 0);
+        sent.extend(items);
+    }
+    primary.wait_for_offset(&replica);
+    assert_eq!(primary.digest(), replica.digest());
+    let before = mexists(&mut rc, "w", &sent);
+    let ok: String = exec(&mut rc, &["REPLICAOF", "NO", "ONE"]).unwrap();
+    assert_eq!(ok, "OK");
+    let start = 48 * STEP + AHEAD;
+    let watched = batch("watched", 50);
+    set_clock(&mut rc, start);
+    assert_eq!(refused_of(&mut rc, "w", &watched), 0);
+    assert_eq!(
+        mexists(&mut rc, "w", &sent),
+        before,
+        "the write changed no answer"
+    );
+    let (mut no, mut kept, mut late) = (0, 50, 0);
+    for b in 1..=64 {
+        set_clock(&mut rc, start + b * STEP);
+        no += refused_of(&mut rc, "w", &batch(&format!("r{b}"), 50));
+        let held = ones(&mexists(&mut rc, "w", &watched));
+        if b * STEP <= W {
+            kept = kept.min(held);
+        }
+        if b * STEP >= W + W / 4 + STEP {
+            late = late.max(held);
+        }
+    }
+    assert_eq!(
+        (no, kept, late.min(5)),
+        (0, 50, late),
+        "(refused, held within W, held after 1.25 W)"
+    );
+}
+
 /// A client RESTORE of a payload whose newest change is 50 years ahead of the
 /// server clock (a 1 s NONSCALING window of capacity 100): the filter's time
 /// goes on from that change at this server's clock rate, so a stream at the
