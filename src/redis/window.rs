@@ -6,14 +6,17 @@
 //! The primary's clock drives the window. A write reads the clock once
 //! (`RedisModule_Milliseconds`), uses the filter's time
 //! (`Window::write_time`: the clock, run on from the filter's newest change
-//! when the clock is behind it), and, when it changed the filter (an item inserted or a generation dropped),
-//! replicates itself as `BF.INSERT key NOCREATE AT <that time> ITEMS <the items
-//! it applied>`. `AT` is accepted only from the primary's stream and the AOF
-//! (`Ctx::trusted`), so a replica and an AOF replay apply every write at the
-//! primary's time and reach the primary's state, whatever their own clocks.
-//! Reads (EXISTS, MEXISTS, CARD, INFO) use the local clock and skip the
-//! generations that are older than the window by it, without changing
-//! anything, as Redis treats expired keys on replicas.
+//! when the clock is behind it), and, when it changed the filter (an item
+//! inserted or a generation dropped), replicates itself as `BF.INSERT key
+//! NOCREATE AT <that time> ITEMS <the items it applied>`. `AT` is accepted
+//! only from the primary's stream and the AOF (`Ctx::trusted`), so a replica
+//! and an AOF replay apply every write at the primary's time and reach the
+//! primary's state, whatever their own clocks; each such write, and each
+//! load, anchors the filter's time to the local clock (`Window::anchor`), so
+//! a promoted replica whose clock lags goes on from the last replicated time.
+//! Reads (EXISTS, MEXISTS, CARD, INFO) use the filter's time by the local
+//! clock and skip the generations that are older than the window by it,
+//! without changing anything, as Redis treats expired keys on replicas.
 
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 
