@@ -467,11 +467,12 @@ fn debug_window(ctx: Ctx, w: &Window) -> CmdResult {
     ctx.reply_bulk(format!("size:{}", w.items_at(now)).as_bytes());
     ctx.reply_bulk(
         format!(
-            "window:{} generations:{} parts:{} last_change_ms:{}",
+            "window:{} generations:{} parts:{} last_change_ms:{} ahead_ms:{}",
             format_window(w.window_ms()),
             w.generation_list().count(),
             w.parts(),
-            w.last_ms()
+            w.last_ms(),
+            w.ahead_ms()
         )
         .as_bytes(),
     );

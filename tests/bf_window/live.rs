@@ -230,6 +230,19 @@ fn window_clock_step_back_of_ten_windows() {
                 late = late.max(held);
             }
         }
+        let dbg: Vec<String> = exec(&mut con, &["BF.DEBUG", key]).unwrap();
+        // The filter runs ahead of the clock by the step, less the 3.75 s
+        // between the last write before it and the step (and the real
+        // milliseconds between those two commands).
+        let ahead: i64 = dbg[1]
+            .rsplit_once(" ahead_ms:")
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or_else(|| panic!("{key}: {}", dbg[1]));
+        assert!(
+            (10 * W - STEP - 1_000..=10 * W - STEP).contains(&ahead),
+            "{key}: {}",
+            dbg[1]
+        );
         let got = (no, size, most_links, kept, late);
         eprintln!("{key}: refused, largest size (steady {steady}), most links (steady {links}), held within W, most held after 1.25 W: {got:?}");
         assert_eq!(
