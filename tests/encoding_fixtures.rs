@@ -210,6 +210,26 @@ fn answers(con: &mut Connection, key: &str, n: usize) -> String {
     v.iter().map(|x| if *x == 1 { '1' } else { '0' }).collect()
 }
 
+/// Whether a case's SCANDUMP iterators are walk iterators (a windowed filter's
+/// name their generation, a ferrobloom-layout cuckoo filter's carry its move
+/// count: docs/operations.md, "Live copies"): compared by their chunks only.
+/// The committed streams' position iterators still load (the LOADCHUNK copy).
+fn walk_iterators(key: &str) -> bool {
+    key.starts_with("bw") || key == "cf-default"
+}
+
+/// The stream as compared: `iter:hex` parts, or the chunks alone (`hex`) for
+/// walk iterators.
+fn stream_cmp(key: &str, s: &str) -> String {
+    if !walk_iterators(key) {
+        return s.to_string();
+    }
+    s.split(',')
+        .map(|p| p.split_once(':').map_or(p, |(_, d)| d))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 fn stream_hex(s: &[(i64, Vec<u8>)]) -> String {
     s.iter()
         .map(|(i, d)| format!("{i}:{}", hex(d)))
@@ -257,7 +277,11 @@ fn committed_payloads_restore_and_todays_payloads_match_them() {
                 body(dump) == body(&fdump),
                 "{key}: DUMP body differs from the fixture"
             );
-            assert_eq!(stream_hex(stream), fstream, "{key}: SCANDUMP differs");
+            assert_eq!(
+                stream_cmp(key, &stream_hex(stream)),
+                stream_cmp(key, fstream),
+                "{key}: SCANDUMP differs"
+            );
             assert_eq!(ans, fans, "{key}: answers differ");
         }
         // The committed payload restores to the committed stream and answers.
@@ -271,8 +295,8 @@ fn committed_payloads_restore_and_todays_payloads_match_them() {
         let back = scandump(&mut con, &copy);
         // SCANDUMP reads the key under its own name: the cf/bf prefix decides the command.
         assert_eq!(
-            stream_hex(&back),
-            fstream,
+            stream_cmp(key, &stream_hex(&back)),
+            stream_cmp(key, fstream),
             "{key}: restored SCANDUMP differs"
         );
         let n = fans.len() - 300;

@@ -117,7 +117,11 @@ fn reserve_strict<'a>(
     if capacity > MAX_CAPACITY as i64 {
         return Err(e::CAPACITY_TOO_LARGE.into());
     }
-    let mut g = Given::default();
+    // Trusted commands are parsed with no error-rate cap (`max_error` 1).
+    let mut g = Given {
+        replayed: max_error > MAX_ERROR_RATE,
+        ..Given::default()
+    };
     let mut i = 4;
     while let Some(a) = args.arg(i) {
         let o = options::find(BfCommand::Reserve, a).ok_or(e::UNKNOWN_ARGUMENT)?;
@@ -177,7 +181,11 @@ fn insert_strict<'a>(
     d: &BloomDefaults,
     max_error: f64,
 ) -> Result<InsertArgs<CreateParams>, CmdError> {
-    let mut g = Given::default();
+    // Trusted commands are parsed with no error-rate cap (`max_error` 1).
+    let mut g = Given {
+        replayed: max_error > MAX_ERROR_RATE,
+        ..Given::default()
+    };
     let items_from = scan_options(
         args,
         |a| options::find(BfCommand::Insert, a).map(|o| (o, o.valued())),

@@ -80,6 +80,7 @@ pub const NOCREATE_WITH_OPTIONS: &str = "ERR NOCREATE cannot be combined with CA
 pub const BAD_TIGHTENING: &str = "ERR bad tightening ratio";
 pub const TIGHTENING_RANGE: &str = "ERR (0 < tightening ratio range < 1)";
 pub const INVALID_SEED: &str = "ERR invalid seed";
+pub const SEED_TWICE: &str = "ERR SEED given twice";
 pub const SCALE_TO_ZERO: &str = "ERR (capacity should be larger than 0)";
 pub const SCALE_TO_BAD: &str = "ERR bad capacity";
 pub const NONSCALING_SCALE_TO: &str =
@@ -110,6 +111,12 @@ pub fn scale_limit(l: ferrobloom_core::bloom::ScaleLimit) -> CmdError {
 pub const WINDOW_BAD: &str =
     "ERR bad window (expected seconds: a number > 0 with millisecond precision, at most 315576000)";
 pub const WINDOW_TWICE: &str = "ERR WINDOW given twice";
+pub const CF_SCANDUMP_MOVED: &str =
+    "ERR the filter moved items since this SCANDUMP walk began (start the walk again at 0)";
+pub const CF_SCANDUMP_WALK: &str =
+    "ERR invalid SCANDUMP iterator for this filter (start the walk again at 0)";
+pub const SCANDUMP_WALK: &str =
+    "ERR invalid SCANDUMP iterator for a windowed filter (start the walk again at 0)";
 pub const WINDOW_NOCREATE: &str = "ERR NOCREATE cannot be combined with WINDOW";
 pub const WINDOW_EXISTS: &str =
     "ERR WINDOW given for a key that holds a filter without that window";

@@ -79,6 +79,9 @@ pub struct Given {
     pub window_ms: Option<u64>,
     /// BF.INSERT's `AT ms`: the primary's time of a windowed write.
     pub at_ms: Option<u64>,
+    /// From the primary or the AOF: a second `SEED` replaces the first, as
+    /// releases before the refusal applied it (a client gets `SEED given twice`).
+    pub replayed: bool,
 }
 
 impl Given {
@@ -303,6 +306,11 @@ const OPTIONS: [BfOption; 11] = [
         documented: true,
         reserve_missing: None,
         set: |g, _, v| {
+            // Twice is refused, as WINDOW twice: the seed fixes the filter's
+            // hashing for good, so a second one is a mistake, not an override.
+            if g.seed.is_some() && !g.replayed {
+                return Err(e::SEED_TWICE.into());
+            }
             g.seed = Some(v.try_into().map_err(|_| e::INVALID_SEED)?);
             Ok(())
         },
@@ -429,12 +437,15 @@ pub fn reserve_args(p: &CreateParams) -> Vec<Vec<u8>> {
     out
 }
 
-/// `WINDOW seconds`: a decimal number of seconds > 0, rounded to the
-/// millisecond (at least 1 ms), at most [`MAX_WINDOW_MS`].
+/// `WINDOW seconds`: a decimal number of seconds, at least one millisecond
+/// (`0.001`) as given (`0.0005` is refused, not rounded up), then rounded to
+/// the nearest millisecond, halves up (`0.0015` is 2 ms, `0.0014` 1 ms), at
+/// most [`MAX_WINDOW_MS`].
 pub fn parse_window(v: &[u8]) -> Result<u64, CmdError> {
     let s = parse_f64(v).ok_or(e::WINDOW_BAD)?;
-    let ms = (s * 1000.0).round();
-    if !(s > 0.0 && ms >= 1.0 && ms <= MAX_WINDOW_MS as f64) {
+    let exact = s * 1000.0;
+    let ms = exact.round();
+    if !(s > 0.0 && exact >= 1.0 && ms <= MAX_WINDOW_MS as f64) {
         return Err(e::WINDOW_BAD.into());
     }
     Ok(ms as u64)

@@ -364,13 +364,17 @@ pub fn scandump(ctx: Ctx, args: Args) -> CmdResult {
     let mut key = Key::open(ctx, key_name(&args)?, false);
     let c = key.existing(&BLOOM)?;
     let iter = parse_i64(args.bytes(2)).ok_or(e::SCANDUMP_NOT_NUMERIC)?;
-    ctx.reply_array(2);
     if iter == 0 {
+        ctx.reply_array(2);
         ctx.reply_integer(1);
         ctx.reply_bulk(&c.encode_header());
         return Ok(());
     }
-    match c.scandump_chunk(iter) {
+    // A windowed filter's iterators name their generation, so a walk that
+    // writes cross is exact (docs/windowed.md, "Copies").
+    let chunk = c.scandump_walk(iter).map_err(|_| e::SCANDUMP_WALK)?;
+    ctx.reply_array(2);
+    match chunk {
         Some((next, data)) => {
             ctx.reply_integer(next);
             ctx.reply_bulk(data);
@@ -394,8 +398,11 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
     match key.state(&BLOOM) {
         KeyState::WrongType => return Err(e::WRONG_TYPE.into()),
         KeyState::Missing if iter == 1 => {
-            let filter = BloomFilter::from_header(data, &bloom_limits(ctx.trusted()))
+            let mut filter = BloomFilter::from_header(data, &bloom_limits(ctx.trusted()))
                 .map_err(|err| map_err(Op::Load, &err))?;
+            if let Some(w) = filter.as_window_mut() {
+                w.anchor(window::now_ms());
+            }
             if !key.set(&BLOOM, Box::new(filter)) {
                 return Err(e::BAD_DATA.into());
             }
@@ -460,11 +467,12 @@ fn debug_window(ctx: Ctx, w: &Window) -> CmdResult {
     ctx.reply_bulk(format!("size:{}", w.items_at(now)).as_bytes());
     ctx.reply_bulk(
         format!(
-            "window:{} generations:{} parts:{} last_change_ms:{}",
+            "window:{} generations:{} parts:{} last_change_ms:{} ahead_ms:{}",
             format_window(w.window_ms()),
             w.generation_list().count(),
             w.parts(),
-            w.last_ms()
+            w.last_ms(),
+            w.ahead_ms()
         )
         .as_bytes(),
     );

@@ -13,7 +13,8 @@ use crate::cmd::format::format_g;
 use crate::cmd::lenient::{self, Origin};
 use ferrobloom_core::bloom::MAX_CAPACITY;
 use ferrobloom_core::cuckoo::{
-    hash_for, CuckooFilter, CuckooHash, CuckooParams, DEFAULT_FP_BITS, HEADER_LEN, RB_HEADER_LEN,
+    hash_for, CuckooError, CuckooFilter, CuckooHash, CuckooParams, DEFAULT_FP_BITS, HEADER_LEN,
+    RB_HEADER_LEN,
 };
 use ferrobloom_core::hash::HashAhead;
 
@@ -353,8 +354,14 @@ pub fn scandump(ctx: Ctx, args: Args) -> CmdResult {
     let iter = parse_position(args.bytes(2))?;
     let mut key = Key::open(ctx, key_name(&args)?, false);
     let f = key.existing(&CUCKOO)?;
+    // ferrobloom's layout: a walk refused once fingerprints moved since it
+    // began (docs/operations.md, "Live copies").
+    let chunk = f.walk_chunk(iter).map_err(|err| match err {
+        CuckooError::BadChunk("rearranged") => CmdError::from(e::CF_SCANDUMP_MOVED),
+        _ => CmdError::from(e::CF_SCANDUMP_WALK),
+    })?;
     ctx.reply_array(2);
-    match f.scandump_chunk(iter) {
+    match chunk {
         Some((next, data)) => {
             ctx.reply_integer(next);
             ctx.reply_bulk(&data);

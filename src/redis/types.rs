@@ -280,7 +280,8 @@ extern "C" fn rdb_load<T: FilterValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
     guard("rdb_load", std::ptr::null_mut(), || {
         let name = T::TYPE_NAME.to_string_lossy();
         match load::<T>(rdb, encver) {
-            Ok(v) => {
+            Ok(mut v) => {
+                v.anchor_clock(super::window::now_ms());
                 value::created(&v);
                 Box::into_raw(Box::new(v)) as *mut c_void
             }

@@ -30,6 +30,9 @@ pub trait FilterValue: Payload {
     fn is_windowed(&self) -> bool {
         false
     }
+    /// After a load: a windowed filter's time goes on from its newest change
+    /// if that lies ahead of the server clock `now` (`Window::anchor`).
+    fn anchor_clock(&mut self, _now: u64) {}
 }
 
 impl FilterValue for BloomFilter {
@@ -38,6 +41,11 @@ impl FilterValue for BloomFilter {
     const WINDOWED: bool = true;
     fn is_windowed(&self) -> bool {
         self.as_window().is_some()
+    }
+    fn anchor_clock(&mut self, now: u64) {
+        if let Some(w) = self.as_window_mut() {
+            w.anchor(now);
+        }
     }
     fn header(&self) -> Vec<u8> {
         self.encode_header()

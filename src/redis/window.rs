@@ -4,15 +4,19 @@
 //!
 //! # Time and replication
 //! The primary's clock drives the window. A write reads the clock once
-//! (`RedisModule_Milliseconds`), uses `max(clock, the filter's newest change)`,
-//! and, when it changed the filter (an item inserted or a generation dropped),
-//! replicates itself as `BF.INSERT key NOCREATE AT <that time> ITEMS <the items
-//! it applied>`. `AT` is accepted only from the primary's stream and the AOF
-//! (`Ctx::trusted`), so a replica and an AOF replay apply every write at the
-//! primary's time and reach the primary's state, whatever their own clocks.
-//! Reads (EXISTS, MEXISTS, CARD, INFO) use the local clock and skip the
-//! generations that are older than the window by it, without changing
-//! anything, as Redis treats expired keys on replicas.
+//! (`RedisModule_Milliseconds`), uses the filter's time
+//! (`Window::write_time`: the clock, run on from the filter's newest change
+//! when the clock is behind it), and, when it changed the filter (an item
+//! inserted or a generation dropped), replicates itself as `BF.INSERT key
+//! NOCREATE AT <that time> ITEMS <the items it applied>`. `AT` is accepted
+//! only from the primary's stream and the AOF (`Ctx::trusted`), so a replica
+//! and an AOF replay apply every write at the primary's time and reach the
+//! primary's state, whatever their own clocks; each such write, and each
+//! load, anchors the filter's time to the local clock (`Window::anchor`), so
+//! a promoted replica whose clock lags goes on from the last replicated time.
+//! Reads (EXISTS, MEXISTS, CARD, INFO) use the filter's time by the local
+//! clock and skip the generations that are older than the window by it,
+//! without changing anything, as Redis treats expired keys on replicas.
 
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 
@@ -92,7 +96,12 @@ pub fn add(
 ) -> CmdResult {
     let limits = bloom_limits(ctx.trusted());
     let scheme = w.scheme();
-    let now = w.effective(at.unwrap_or_else(now_ms));
+    // The filter's time: the primary's (AT), else this server's clock run on
+    // from the newest change when it is behind it (`Window::write_time`).
+    let now = match at {
+        Some(at) => at.max(w.last_ms()),
+        None => w.write_time(now_ms()),
+    };
     let mut changed = w.advance(now);
     let mut refused: Vec<usize> = Vec::new();
     let mut replied = 0;
@@ -140,6 +149,11 @@ pub fn add(
         ctx.set_array_len(replied);
     }
     free_retired(w.take_retired());
+    if at.is_some() {
+        // A replica goes on from the primary's last time, at its own clock's
+        // rate, if it is promoted (docs/windowed.md, "Clock steps").
+        w.anchor(now_ms());
+    }
     if let Some(p) = created {
         replicate_reserve(ctx, name, &p);
     }

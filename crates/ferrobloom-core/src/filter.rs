@@ -215,6 +215,18 @@ impl BloomFilter {
         }
     }
 
+    /// SCANDUMP data for `iter >= 1` on a live filter: a chain's chunk at a
+    /// RedisBloom iterator ([`BloomChain::scandump_chunk`]), a window's at 1 or
+    /// a walk iterator ([`Window::walk_chunk`]; other position iterators are
+    /// refused there: they shift when a generation is dropped). `Ok(None)`
+    /// past the end.
+    pub fn scandump_walk(&self, iter: i64) -> Result<Option<(i64, &[u8])>, BloomError> {
+        match self {
+            BloomFilter::Chain(c) => Ok(c.scandump_chunk(iter)),
+            BloomFilter::Window(w) => w.walk_chunk(iter),
+        }
+    }
+
     /// Visits every SCANDUMP data chunk in order.
     pub fn for_each_chunk(&self, f: impl FnMut(i64, &[u8])) {
         match self {

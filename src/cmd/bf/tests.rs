@@ -413,6 +413,15 @@ fn valkey_bloom_options() {
         ),
         (&["SEED", "short"][..], "ERR invalid seed"),
         (
+            &[
+                "SEED",
+                "0123456789abcdef0123456789abcdef",
+                "SEED",
+                "0123456789abcdef0123456789abcdef",
+            ][..],
+            "ERR SEED given twice",
+        ),
+        (
             &["SEED", "0123456789abcdef0123456789abcdef0"][..],
             "ERR invalid seed",
         ),
@@ -495,6 +504,10 @@ fn window_option_parsing_and_every_bad_input() {
     assert_eq!(with("600").unwrap(), Some(600_000));
     assert_eq!(with("0.5").unwrap(), Some(500));
     assert_eq!(with("0.001").unwrap(), Some(1));
+    // Rounded to the nearest millisecond, halves up, once at least 1 ms.
+    assert_eq!(with("0.0014").unwrap(), Some(1));
+    assert_eq!(with("0.0015").unwrap(), Some(2));
+    assert_eq!(with("1.0004").unwrap(), Some(1000));
     assert_eq!(with("86400").unwrap(), Some(86_400_000));
     assert_eq!(with("315576000").unwrap(), Some(MAX_WINDOW_MS));
     for bad in [
@@ -509,6 +522,8 @@ fn window_option_parsing_and_every_bad_input() {
         "315576000.001",
         "1e12",
         "0.0004",
+        "0.0005",
+        "0.000999",
     ] {
         assert_eq!(err(with(bad)), e::WINDOW_BAD, "{bad:?}");
     }
@@ -589,6 +604,20 @@ fn window_option_parsing_and_every_bad_input() {
         .collect();
     let a = parse_insert_from(&v.as_slice(), &D, Origin::Trusted).unwrap();
     assert_eq!(a.items_from, 5);
+    // SEED twice: refused to a client; from the primary or the AOF (written by
+    // a release that accepted it) the last one wins, as that release applied it.
+    let other = "0123456789abcdef0123456789abcdef";
+    let v: Vec<&[u8]> = ["BF.INSERT", "k", "SEED", seed, "SEED", other, "ITEMS", "a"]
+        .iter()
+        .map(|s| s.as_bytes())
+        .collect();
+    assert_eq!(
+        err(parse_insert_from(&v.as_slice(), &D, Origin::Client)),
+        e::SEED_TWICE
+    );
+    let a = parse_insert_from(&v.as_slice(), &D, Origin::Trusted).unwrap();
+    let want: [u8; 32] = other.as_bytes().try_into().unwrap();
+    assert_eq!(a.create.unwrap().opts.seed, Some(want));
     assert_ne!(
         lenient::bf_insert(&v.as_slice(), &D)
             .map(|a| a.items_from)

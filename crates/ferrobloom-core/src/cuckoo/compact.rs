@@ -120,6 +120,7 @@ impl CuckooFilter {
         let ah = alt_of(self.rb, fp);
         let (older, rest) = self.subs.split_at_mut(k);
         let mut cost = 1u64;
+        let moves = &mut self.moves;
         for dst in older.iter_mut() {
             cost = cost.saturating_add(1);
             let mask = dst.mask();
@@ -130,6 +131,7 @@ impl CuckooFilter {
                 if let Some(src) = rest.first_mut() {
                     src.set(l, s, 0);
                 }
+                *moves = moves.wrapping_add(1);
                 break;
             }
         }

@@ -47,6 +47,11 @@ pub struct CuckooFilter {
     /// a growth checks the memory cap in O(1): summed per growth, filling a
     /// filter of RedisBloom's layout to its 65535 sub-filters took seconds).
     pub(super) table_bytes: u64,
+    /// Fingerprint moves so far (kick-outs, compaction), in memory only: a
+    /// SCANDUMP walk of ferrobloom's layout carries it in its iterator and is
+    /// refused once a move happened since it began (a move can take a
+    /// fingerprint from a part not read yet to one already read).
+    pub(super) moves: u64,
 }
 
 /// A checked header: the filter without its tables, and each table's bucket
@@ -200,6 +205,7 @@ impl CuckooFilter {
             rb: p.redisbloom,
             total_slots,
             table_bytes,
+            moves: 0,
         })
     }
 
@@ -231,6 +237,7 @@ impl CuckooFilter {
             rb: self.rb,
             total_slots: self.total_slots,
             table_bytes: self.table_bytes,
+            moves: 0,
         })
     }
 
@@ -453,6 +460,7 @@ impl CuckooFilter {
                 mask,
                 nodes,
             ) {
+                self.moves = self.moves.wrapping_add(1);
                 return true;
             }
         }
@@ -466,6 +474,7 @@ impl CuckooFilter {
             bucket = (bucket ^ alt_of(self.rb, cur)) & mask;
             if let Some(s) = sub.find(&l, bucket, 0) {
                 sub.set(&l, s, cur);
+                self.moves = self.moves.wrapping_add(1);
                 return true;
             }
         }

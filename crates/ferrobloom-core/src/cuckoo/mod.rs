@@ -75,6 +75,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
+pub use encoding::WALK_FLAG;
 pub use filter::CuckooFilter;
 pub use redisbloom::RB_HEADER_LEN;
 

@@ -115,6 +115,7 @@ impl CuckooFilter {
             rb: true,
             total_slots: 0,
             table_bytes: 0,
+            moves: 0,
         };
         Ok(Plan {
             buckets: Plan::bucket_counts(f.buckets, expansion, f.filters as u32)?,

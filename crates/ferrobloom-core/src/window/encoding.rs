@@ -118,6 +118,7 @@ impl Window {
             expansion,
             layout,
             last_ms,
+            ahead: 0,
             gens: Vec::new(),
             retired: Vec::new(),
             shapes: Default::default(),
@@ -198,10 +199,65 @@ impl Window {
         Ok(w)
     }
 
-    /// SCANDUMP data (see [`BloomChain::scandump_chunk`]) over every
-    /// generation's links, oldest generation first.
+    /// SCANDUMP data for a *position* iterator (`1 + byte offset` into every
+    /// generation's links joined, oldest generation first; see
+    /// [`BloomChain::scandump_chunk`]): the addressing of the AOF rewrite's
+    /// LOADCHUNKs (and of releases before [`Window::walk_chunk`]), exact for a
+    /// filter that does not change between the chunks. A live walk uses
+    /// [`Window::walk_chunk`].
     pub fn scandump_chunk(&self, iter: i64) -> Option<(i64, &[u8])> {
         links_scandump_chunk(self.gens.iter().flat_map(|g| g.chain.links()), iter)
+    }
+
+    /// SCANDUMP data for iterator 1 (the walk's start, which SCANDUMP answers
+    /// with the header: the oldest generation held now) or a walk iterator
+    /// (see [`walk_iter`]): the next chunk
+    /// of the generation it names, from its byte `pos - 1` on, or the first
+    /// chunk of the next generation held after it when that generation has no
+    /// more bytes or was dropped since. `Ok(None)` past the newest generation.
+    /// The chunk's iterator names its generation, so a generation dropped
+    /// during the walk shifts nothing: its remaining chunks are skipped (what
+    /// it held is no longer inside the window), and every other chunk lands
+    /// where it was read. Refused: a position iterator other than 1, one naming no
+    /// generation this filter can have had, a generation past the addressable
+    /// 16 TiB.
+    pub fn walk_chunk(&self, iter: i64) -> Result<Option<(i64, &[u8])>, BloomError> {
+        let (index, pos) = if iter == 1 {
+            match self.gens.first() {
+                Some(g) => (g.index, 1),
+                None => return Ok(None),
+            }
+        } else {
+            let (residue, pos) = split_walk_iter(iter).ok_or(BloomError::BadChunk)?;
+            (self.resolve(residue).ok_or(BloomError::BadChunk)?, pos)
+        };
+        for g in self.gens.iter().filter(|g| g.index >= index) {
+            let from = if g.index == index { pos } else { 1 };
+            let Ok(from) = i64::try_from(from) else {
+                continue;
+            };
+            if let Some((next, chunk)) = links_scandump_chunk(g.chain.links().iter(), from) {
+                let next = u64::try_from(next).map_err(|_| BloomError::BadChunk)?;
+                let it = walk_iter(g.index, next).ok_or(BloomError::ChunkTooBig)?;
+                return Ok(Some((it, chunk)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The generation a walk iterator's residue names: the newest index
+    /// `<= walk_ref()` with that residue (a walk's generations are at most
+    /// `WALK_GENERATIONS - 1` older than the filter's newest change).
+    fn resolve(&self, residue: u64) -> Option<u64> {
+        let r = self.walk_ref();
+        let back = r.wrapping_sub(residue) & WALK_RESIDUE_MASK;
+        r.checked_sub(back)
+    }
+
+    /// One past the generation of the newest change: no generation held is
+    /// newer than it.
+    fn walk_ref(&self) -> u64 {
+        self.gen_index(self.last_ms).saturating_add(1)
     }
 
     /// Visits every SCANDUMP data chunk in order (see
@@ -219,12 +275,74 @@ impl Window {
         links_fill_chunks(self.gens.iter_mut().flat_map(|g| g.chain.links_mut()), read)
     }
 
-    /// LOADCHUNK data (see [`BloomChain::load_chunk`]).
+    /// LOADCHUNK data. A position iterator (the AOF rewrite's, and every
+    /// release's before walk iterators) addresses the generations' links
+    /// joined (see [`BloomChain::load_chunk`]). A walk iterator (see
+    /// [`Window::walk_chunk`]) addresses one generation: a chunk of a
+    /// generation this filter does not hold, or past the links it holds, was
+    /// written to the source after the header was taken (a new generation, a
+    /// new link) and is skipped, changing nothing; a chunk of a generation it
+    /// holds must lie inside one of its links.
     pub fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), BloomError> {
-        links_load_chunk(
-            self.gens.iter_mut().flat_map(|g| g.chain.links_mut()),
-            iter,
-            data,
-        )
+        let Some((residue, pos)) = split_walk_iter(iter) else {
+            return links_load_chunk(
+                self.gens.iter_mut().flat_map(|g| g.chain.links_mut()),
+                iter,
+                data,
+            );
+        };
+        let len = data.len() as u64;
+        let start = pos
+            .checked_sub(1)
+            .and_then(|p| p.checked_sub(len))
+            .ok_or(BloomError::BadChunk)?;
+        let Some(index) = self.resolve(residue) else {
+            return Ok(());
+        };
+        let Some(g) = self.gens.iter_mut().find(|g| g.index == index) else {
+            return Ok(());
+        };
+        let held: u64 = g.chain.links().iter().map(|l| l.shape().bytes()).sum();
+        if start >= held {
+            return Ok(());
+        }
+        let pos = i64::try_from(pos).map_err(|_| BloomError::BadChunk)?;
+        links_load_chunk(g.chain.links_mut(), pos, data)
     }
 }
+
+/// Bit 62 of a walk iterator (SCANDUMP's iterators for windowed filters):
+/// position iterators (`1 + byte offset`, the AOF rewrite's) stay below it.
+pub const WALK_FLAG: u64 = 1 << 62;
+/// Bits of a walk iterator's position (`1 + byte offset` inside one
+/// generation's links joined, so a generation is addressable up to 16 TiB).
+const WALK_POS_BITS: u32 = 44;
+const WALK_POS_MASK: u64 = (1 << WALK_POS_BITS) - 1;
+/// Generations a walk iterator's residue tells apart: a walk must end within
+/// this many generations of its header (65,536 windows at `K = 4`).
+pub const WALK_GENERATIONS: u64 = 1 << 18;
+const WALK_RESIDUE_MASK: u64 = WALK_GENERATIONS - 1;
+
+/// A walk iterator (a positive `i64`): bit 62 set, bits 44..62 the
+/// generation's index modulo [`WALK_GENERATIONS`], bits 0..44 the position
+/// `pos` (`1 + byte offset` in the generation's links joined; 1 ..= 2^44 - 1).
+/// `None` for a position out of range.
+pub fn walk_iter(index: u64, pos: u64) -> Option<i64> {
+    if pos == 0 || pos > WALK_POS_MASK {
+        return None;
+    }
+    i64::try_from(WALK_FLAG | ((index & WALK_RESIDUE_MASK) << WALK_POS_BITS) | pos).ok()
+}
+
+/// A walk iterator's `(residue, pos)`; `None` for a position iterator.
+pub fn split_walk_iter(iter: i64) -> Option<(u64, u64)> {
+    let u = u64::try_from(iter).ok()?;
+    if u & WALK_FLAG == 0 {
+        return None;
+    }
+    Some(((u >> WALK_POS_BITS) & WALK_RESIDUE_MASK, u & WALK_POS_MASK))
+}
+
+#[cfg(test)]
+#[path = "walk_tests.rs"]
+mod walk_tests;

@@ -67,14 +67,30 @@
 //! (arXiv 2306.06742) keeps per-cell timestamps (a multiple of the bits).
 //!
 //! # Time
-//! Every operation takes the server time in milliseconds. Writes and reads use
-//! `max(now, last write time)`, so a clock that jumps back forgets nothing early
-//! and never reorders generations; a clock that jumps forward forgets what is
-//! older than the window by the new time. Only writes drop generations.
+//! The filter has its own time, in milliseconds: the server clock plus a lead
+//! (`ahead`, in memory only), never before its newest change (`last_ms`). A
+//! write that finds the clock (plus the lead) behind the newest change sets the
+//! lead to `last_ms - clock` ([`Window::write_time`]): after a clock step back
+//! of any size the filter's time goes on from its newest change at the clock's
+//! rate, so generations keep rotating (no write is refused because of the step,
+//! memory stays at the steady state) and an item added after the step is
+//! forgotten by `W·(1 + s)` of the time the filter then runs on; nothing is
+//! forgotten early and generations are never reordered. A clock that jumps
+//! forward is time passing: what is older than the window by the new time is
+//! forgotten. A load, and every write the primary timed (`AT`), anchor the
+//! lead again ([`Window::anchor`]), so a filter whose newest change lies ahead
+//! of this server's clock (a payload from a server whose clock is ahead, a
+//! promoted replica whose clock lags) goes on from its newest change instead
+//! of waiting for the clock. Reads use the filter's time and never change
+//! anything; only writes drop generations, and they replicate the time they
+//! used, so a replica and an AOF replay reach the primary's state.
 //!
 //! # Encoding (SCANDUMP header `FBbw`, version 1)
 //! Documented on [`Window::encode_header`] (`window/encoding.rs`); the data
 //! chunks are each generation's links in order, exactly as a plain chain's.
+//! SCANDUMP answers them with walk iterators that name their generation
+//! ([`walk_iter`], [`Window::walk_chunk`]), so a live copy across a rotation is
+//! exact; LOADCHUNK takes those and position iterators (the AOF rewrite's).
 
 use super::bloom::{
     BloomChain, BloomError, BloomLayout, Limits, LinkShape, PairMasks, BATCH_AHEAD, CHAIN_OVERHEAD,
@@ -142,6 +158,13 @@ pub struct Window {
     /// The time of the newest change (ms); writes and reads never use an
     /// earlier time.
     last_ms: u64,
+    /// How far the filter's time runs ahead of the server clock (ms): set when
+    /// a write finds the clock behind the newest change (a step back, a
+    /// failover, a load), so the filter's time goes on from its newest change
+    /// at the clock's rate (see "Time" in the module doc). In memory only: a
+    /// load anchors it again ([`Window::anchor`]); it never changes the state a
+    /// replica or an AOF replay reaches (writes replicate their time).
+    ahead: u64,
     /// Oldest first, indices strictly increasing.
     gens: Vec<Generation>,
     /// Dropped generations the caller has not taken yet ([`Window::take_retired`]).
@@ -201,6 +224,7 @@ impl Window {
             expansion,
             layout,
             last_ms: 0,
+            ahead: 0,
             gens: Vec::new(),
             retired: Vec::new(),
             shapes: Default::default(),
@@ -295,10 +319,41 @@ impl Window {
         self.is_live(index, now)
     }
 
-    /// The time an operation at server time `now` uses.
+    /// The filter's time at server time `now` (reads): the clock plus how far
+    /// the filter runs ahead of it, and never before the newest change.
     #[inline]
     pub fn effective(&self, now: u64) -> u64 {
-        now.max(self.last_ms)
+        now.saturating_add(self.ahead).max(self.last_ms)
+    }
+
+    /// The filter's time for a write at server time `now` (the local clock):
+    /// [`effective`](Self::effective), and when the clock (plus the lead) is
+    /// behind the newest change, the newest change itself, from which the
+    /// filter's time then goes on at the clock's rate (the lead is set to
+    /// `last_ms - now`). So a clock step back of any size never stops the
+    /// rotation: a write lands in the generation it would have without the
+    /// step, as time passes after it.
+    pub fn write_time(&mut self, now: u64) -> u64 {
+        let t = now.saturating_add(self.ahead);
+        if t >= self.last_ms {
+            return t;
+        }
+        self.ahead = self.last_ms - now;
+        self.last_ms
+    }
+
+    /// Anchors the filter's time to server time `now`: when the newest change
+    /// is ahead of the clock, the filter's time goes on from it at the clock's
+    /// rate (after a load, and after every write the primary timed, so a
+    /// promoted replica goes on from the last replicated time). Never moves
+    /// the filter's time back nor changes what it holds.
+    pub fn anchor(&mut self, now: u64) {
+        self.ahead = self.last_ms.saturating_sub(now);
+    }
+
+    /// How far the filter's time runs ahead of the server clock (ms).
+    pub fn ahead_ms(&self) -> u64 {
+        self.ahead
     }
 
     /// True when a live generation (by `now`) holds all of the item's bits.
@@ -335,10 +390,11 @@ impl Window {
         }
     }
 
-    /// Drops the generations that are no longer live at `now` (O(1) each; their
-    /// memory waits in [`Window::take_retired`]). True if any was dropped.
+    /// Drops the generations that are no longer live at the filter's time
+    /// `now` (taken as the newest change if earlier; O(1) each; their memory
+    /// waits in [`Window::take_retired`]). True if any was dropped.
     pub fn advance(&mut self, now: u64) -> bool {
-        let now = self.effective(now);
+        let now = now.max(self.last_ms);
         let mark = self.gen_index(now);
         if self
             .gens
@@ -370,11 +426,15 @@ impl Window {
         std::mem::take(&mut self.retired)
     }
 
-    /// Adds an item at server time `now` (after dropping what is no longer live).
+    /// Adds an item at the filter's time `now` (a [`write_time`] or the
+    /// primary's `AT`; the newest change if earlier), after dropping what is
+    /// no longer live.
+    ///
+    /// [`write_time`]: Self::write_time
     /// On error the filter is unchanged except for that drop.
     pub fn add(&mut self, h: &ItemHash, now: u64, limits: &Limits) -> Result<Added, BloomError> {
         self.advance(now);
-        let now = self.effective(now);
+        let now = now.max(self.last_ms);
         let cur = self.gen_index(now);
         self.add_at(h, now, cur, limits, |w, masks| {
             w.gens
@@ -385,7 +445,7 @@ impl Window {
         })
     }
 
-    /// Adds items in order at server time `now`: the same answers, the same
+    /// Adds items in order at the filter's time `now`: the same answers, the same
     /// state and the same errors as an [`add`](Self::add) per item, passed to
     /// `each` in order (which returns false to stop). Faster for a batch: the
     /// generations older than the current one, which a write at `now` never
@@ -400,7 +460,7 @@ impl Window {
         mut each: impl FnMut(Result<Added, BloomError>) -> bool,
     ) {
         self.advance(now);
-        let now = self.effective(now);
+        let now = now.max(self.last_ms);
         let cur = self.gen_index(now);
         let mut seen: Vec<u64> = Vec::new();
         let mut passed: Vec<u32> = Vec::new();
@@ -630,6 +690,7 @@ impl Window {
             expansion: self.expansion,
             layout: self.layout,
             last_ms: self.last_ms,
+            ahead: self.ahead,
             gens,
             retired: Vec::new(),
             shapes: Default::default(),
@@ -650,5 +711,6 @@ impl Window {
 }
 
 mod encoding;
+pub use encoding::{split_walk_iter, walk_iter, WALK_FLAG, WALK_GENERATIONS};
 #[cfg(test)]
 mod tests;

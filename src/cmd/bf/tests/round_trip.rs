@@ -198,7 +198,7 @@ fn what_the_parse_creates_is_replicated_as_parsed() {
             "VALIDATESCALETO",
             "1000",
         ],
-        &["BF.RESERVE", "k", "0.01", "10", "WINDOW", "0.0005"],
+        &["BF.RESERVE", "k", "0.01", "10", "WINDOW", "0.0015"],
         &[
             "BF.RESERVE",
             "k",

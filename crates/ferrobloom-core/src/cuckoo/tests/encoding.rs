@@ -322,3 +322,48 @@ fn a_copy_copies_only_what_was_written() {
         assert_eq!(snapshot(&l.try_clone(NOCAP).unwrap()), snapshot(&f));
     }
 }
+
+/// Live walks of ferrobloom's layout: a walk begun before any fingerprint move
+/// has position iterators; one begun after carries the move count; any move
+/// since the walk began refuses its next chunk, and a walk without moves loads
+/// an exact copy (positions and walk iterators both load).
+#[test]
+fn walks_are_refused_once_fingerprints_moved() {
+    let mut f = CuckooFilter::new(&params(64, 2, 2, 8), NOCAP).unwrap();
+    let mut i = 0u64;
+    // Fill until the first kick-out (a move).
+    while f.moves == 0 {
+        f.insert(&hash_item(&key(1, i)), 32, NOCAP).unwrap();
+        i += 1;
+    }
+    let (next, _) = f.walk_chunk(1).unwrap().unwrap();
+    assert_ne!(next as u64 & WALK_FLAG, 0);
+    // A position iterator is a walk begun at move count 0: refused now.
+    assert_eq!(f.walk_chunk(2), Err(CuckooError::BadChunk("rearranged")));
+    // A walk with no move in between is exact.
+    let (_, hdr) = f.walk_chunk(0).unwrap().unwrap();
+    let mut g = CuckooFilter::from_header(&hdr, NOCAP).unwrap();
+    let mut it = 1;
+    while let Some((n, data)) = f.walk_chunk(it).unwrap() {
+        let data = data.to_vec();
+        g.load_chunk(n, &data).unwrap();
+        it = n;
+    }
+    assert!((0..i).all(|j| g.contains(&hash_item(&key(1, j)))));
+    // A move during a walk refuses the rest of it.
+    let (n, _) = f.walk_chunk(1).unwrap().unwrap();
+    let before = f.moves;
+    while f.moves == before {
+        f.insert(&hash_item(&key(2, i)), 32, NOCAP).unwrap();
+        i += 1;
+    }
+    assert_eq!(f.walk_chunk(n), Err(CuckooError::BadChunk("rearranged")));
+    // RedisBloom's layout keeps RedisBloom's iterators.
+    let mut p = params(64, 2, 2, 8);
+    p.redisbloom = true;
+    let r = CuckooFilter::new(&p, NOCAP).unwrap();
+    assert_eq!(
+        r.walk_chunk(1).unwrap().map(|c| c.0),
+        r.scandump_chunk(1).map(|c| c.0)
+    );
+}
