@@ -26,6 +26,7 @@ pub mod bf_persist;
 mod builder;
 pub mod cf;
 pub mod cluster;
+pub mod gauges;
 pub mod process;
 pub mod rdb;
 pub mod redisbloom;
