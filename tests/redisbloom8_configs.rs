@@ -59,12 +59,18 @@ fn redisbloom8_config_names() {
     drop(probe);
     if !kind.has_unprefixed_configs() {
         let (status, log) = start_with_module_args(&["--bf-error-rate", "0.001"]);
-        assert!(!status.success(), "{kind:?} started with bf-error-rate:\n{log}");
+        assert!(
+            !status.success(),
+            "{kind:?} started with bf-error-rate:\n{log}"
+        );
         let s = Server::builder()
             .args(&["--bf.bf-error-rate", "0.001"])
             .start();
         let mut con = s.conn();
-        assert_eq!(config_get(&mut con, "bf.bf-error-rate").as_deref(), Some("0.001"));
+        assert_eq!(
+            config_get(&mut con, "bf.bf-error-rate").as_deref(),
+            Some("0.001")
+        );
         assert_eq!(config_get(&mut con, "bf-error-rate"), None);
         assert!(config_set(&mut con, "bf-initial-size", "5").is_err());
         return;
@@ -92,11 +98,19 @@ fn redisbloom8_config_names() {
         );
     }
     // They apply to auto-created filters.
-    let _: Value = redis::cmd("BF.ADD").arg("b").arg("x").query(&mut con).unwrap();
+    let _: Value = redis::cmd("BF.ADD")
+        .arg("b")
+        .arg("x")
+        .query(&mut con)
+        .unwrap();
     let bf = info(&mut con, "BF.INFO", "b");
     assert_eq!(bf["Capacity"], Value::Int(500));
     assert_eq!(bf["Expansion rate"], Value::Int(4));
-    let _: Value = redis::cmd("CF.ADD").arg("c").arg("x").query(&mut con).unwrap();
+    let _: Value = redis::cmd("CF.ADD")
+        .arg("c")
+        .arg("x")
+        .query(&mut con)
+        .unwrap();
     let cf = info(&mut con, "CF.INFO", "c");
     assert_eq!(cf["Bucket size"], Value::Int(4));
     assert_eq!(cf["Max iterations"], Value::Int(30));
@@ -104,9 +118,15 @@ fn redisbloom8_config_names() {
     assert_eq!(cf["Number of buckets"], Value::Int(512));
     // One setting under two names, RedisBloom 8's ranges.
     config_set(&mut con, "bf.bf-initial-size", "700").unwrap();
-    assert_eq!(config_get(&mut con, "bf-initial-size").as_deref(), Some("700"));
+    assert_eq!(
+        config_get(&mut con, "bf-initial-size").as_deref(),
+        Some("700")
+    );
     config_set(&mut con, "cf-max-iterations", "40").unwrap();
-    assert_eq!(config_get(&mut con, "bf.cf-max-iterations").as_deref(), Some("40"));
+    assert_eq!(
+        config_get(&mut con, "bf.cf-max-iterations").as_deref(),
+        Some("40")
+    );
     for (name, bad) in [
         ("bf-initial-size", "0"),
         ("bf-initial-size", "1073741825"),
@@ -122,13 +142,27 @@ fn redisbloom8_config_names() {
         assert!(config_set(&mut con, name, bad).is_err(), "{name} {bad}");
     }
     config_set(&mut con, "bf-error-rate", "0.5").unwrap();
-    assert_eq!(config_get(&mut con, "bf-error-rate").as_deref(), Some("0.25"));
+    assert_eq!(
+        config_get(&mut con, "bf-error-rate").as_deref(),
+        Some("0.25")
+    );
     config_set(&mut con, "cf-max-expansions", "65536").unwrap();
-    assert_eq!(config_get(&mut con, "cf-max-expansions").as_deref(), Some("4096"));
+    assert_eq!(
+        config_get(&mut con, "cf-max-expansions").as_deref(),
+        Some("4096")
+    );
     // ferrobloom's own settings keep their prefixed names only.
-    for own in ["bf-layout", "max-item-size", "bf-max-links", "cf-error-rate"] {
+    for own in [
+        "bf-layout",
+        "max-item-size",
+        "bf-max-links",
+        "cf-error-rate",
+    ] {
         assert_eq!(config_get(&mut con, own), None, "{own}");
-        assert!(config_get(&mut con, &format!("bf.{own}")).is_some(), "bf.{own}");
+        assert!(
+            config_get(&mut con, &format!("bf.{own}")).is_some(),
+            "bf.{own}"
+        );
     }
     assert!(s
         .info("bf_ferrobloom")
