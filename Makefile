@@ -127,7 +127,8 @@ dist:
 dist-check: dist
 	@scripts/dist-check.sh $(DIST_DIR)/$(DIST_NAME).tar.gz
 
-# SERVER=redis (default) or SERVER=valkey (Valkey 9.1.2 from `make peers`; valkey8 for 8.1.8).
+# SERVER=redis (default) or SERVER=valkey (Valkey 9.1.2 from `make peers`; valkey8 for 8.1.8,
+# redis8 for Redis 8.2.3).
 SERVER ?= redis
 run: deps build
 	@if [ "$(SERVER)" = redis ]; then 	  FERROBLOOM_MODULE="$(CURDIR)/$(MODULE_LOCAL)" scripts/run.sh; 	else 	  peer=$$( [ "$(SERVER)" = valkey ] && echo valkey9 || echo "$(SERVER)" ); 	  bin=$$(scripts/peers.sh $$peer | sed -n "s/^$$peer=//p"); 	  [ -n "$$bin" ] || { echo "make run: cannot fetch $(SERVER) (scripts/peers.sh $$peer)" >&2; exit 1; }; 	  FERROBLOOM_MODULE="$(CURDIR)/$(MODULE_LOCAL)" SERVER_BIN="$$bin" scripts/run.sh; 	fi
