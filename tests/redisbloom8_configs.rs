@@ -1,8 +1,8 @@
 //! RedisBloom 8's configuration names (`bf-error-rate`, …, unprefixed) on servers with
 //! unprefixed module configs (Redis 8), asserted per server:
 //!
-//! - Redis 8: a redis.conf (included with `--include`) setting all eight starts, every
-//!   value shows under both names (`bf-initial-size` and `bf.bf-initial-size`, one setting)
+//! - Redis 8: the names work on the command line; a redis.conf (included with
+//!   `--include`) setting all eight starts, every value shows under both names (`bf-initial-size` and `bf.bf-initial-size`, one setting)
 //!   and applies to auto-created filters (BF.INFO / CF.INFO); CONFIG SET under either name
 //!   changes both and keeps RedisBloom 8's ranges (out of range refused; an error rate above
 //!   0.25 stored as 0.25, `cf-max-expansions` above 4096 as 4096); ferrobloom's own
@@ -75,6 +75,17 @@ fn redisbloom8_config_names() {
         assert!(config_set(&mut con, "bf-initial-size", "5").is_err());
         return;
     }
+    // On the command line.
+    let s = Server::builder()
+        .args(&["--bf-error-rate", "0.002", "--cf-bucket-size", "3"])
+        .start();
+    let mut con = s.conn();
+    assert_eq!(
+        config_get(&mut con, "bf.bf-error-rate").as_deref(),
+        Some("0.002")
+    );
+    assert_eq!(config_get(&mut con, "cf-bucket-size").as_deref(), Some("3"));
+    drop(s);
     // A redis.conf with every RedisBloom 8 setting.
     let dir = std::env::temp_dir().join(format!("ferrobloom-rb8conf-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
