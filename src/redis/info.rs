@@ -54,6 +54,12 @@ extern "C" fn info_func(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_
                 c"acl_categories".as_ptr() as *mut c_char,
                 acl.as_ptr() as *mut c_char,
             );
+            let features = CString::new(super::server::features()).unwrap_or_default();
+            field_str(
+                ctx,
+                c"server_features".as_ptr() as *mut c_char,
+                features.as_ptr() as *mut c_char,
+            );
             for (name, value) in super::stats::info_fields() {
                 let Ok(name) = CString::new(name) else {
                     continue;

@@ -16,13 +16,12 @@ pub mod info;
 pub mod key;
 pub mod membership;
 pub mod merge;
+pub mod server;
 pub mod stats;
 pub mod trust;
 pub mod types;
 pub mod value;
 pub mod window;
-
-use std::ffi::c_int;
 
 use redis_module::raw;
 
@@ -30,11 +29,7 @@ use redis_module::raw;
 /// (the message goes to the server log).
 pub fn on_load(ctx: *mut raw::RedisModuleCtx, args: &[&[u8]]) -> Result<(), String> {
     guard::record_main_pid();
-    if let Some(f) = ffi::api!(RedisModule_SetModuleOptions) {
-        // SAFETY: valid load context. With HANDLE_IO_ERRORS, a truncated RESTORE
-        // payload is a clean error instead of a crash.
-        unsafe { f(ctx, raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as c_int) };
-    }
+    server::declare_options(ctx);
     config::apply_module_args(args)?;
     types::create_types(ctx)?;
     config::register(ctx)?;

@@ -1,9 +1,10 @@
-//! The trust state of the running command: whether it comes from the primary
-//! or the AOF (applied under the hard ceilings only, never refused by this
-//! server's own limits) or from a client. Kept cheap by server events.
+//! The trust state of the running command: whether it comes from the primary,
+//! the AOF or (Valkey 9's atomic slot migration) the slot import client (applied
+//! under the hard ceilings only, never refused by this server's own limits) or
+//! from a client. Kept cheap by server events.
 
 use std::ffi::{c_int, c_void};
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering::Relaxed};
 
 use redis_module::raw;
 
@@ -22,6 +23,24 @@ const TRUSTED_YES: u8 = 2;
 /// also computes the server's memory state: ~10% of a one-item command).
 static IS_REPLICA: AtomicBool = AtomicBool::new(true);
 static LOADING: AtomicBool = AtomicBool::new(true);
+/// Slot imports in progress (Valkey 9 atomic slot migration, this server the
+/// target): the source's snapshot and write stream arrive through the slot
+/// import client, trusted like a primary's link (its windowed writes carry the
+/// source's time: `BF.INSERT … AT`).
+static IMPORTS: AtomicU32 = AtomicU32::new(0);
+
+/// Valkey 9's `ValkeyModuleEvent_AtomicSlotMigration` and its import sub-events,
+/// and the context flag of the slot import client (`valkeymodule.h`; Redis uses
+/// these numbers for other things: only subscribed on Valkey, see `server.rs`).
+const VALKEY_EVENT_ATOMIC_SLOT_MIGRATION: u64 = 19;
+const VALKEY_SUBEVENT_IMPORT_STARTED: u64 = 0;
+const VALKEY_SUBEVENT_IMPORT_ABORTED: u64 = 2;
+const VALKEY_SUBEVENT_IMPORT_COMPLETED: u64 = 4;
+const VALKEY_CTX_FLAGS_SLOT_IMPORT_CLIENT: u32 = 1 << 25;
+/// The context flags that make a command trusted (the slot import client's
+/// added on servers where ferrobloom declared atomic slot migration).
+static TRUSTED_FLAGS: AtomicU32 =
+    AtomicU32::new(raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING);
 
 /// Subscribes to the replication-role and loading events that keep
 /// [`IS_REPLICA`] and [`LOADING`], and reads their current values. Without the
@@ -44,6 +63,19 @@ pub fn watch_trust(ctx: *mut raw::RedisModuleCtx) {
             && subscribe(ctx, event(raw::REDISMODULE_EVENT_LOADING), Some(on_loading))
                 == raw::REDISMODULE_OK as c_int
     };
+    if ok && super::server::atomic_slot_migration() {
+        // SAFETY: valid load context; static callback.
+        let sub = unsafe {
+            subscribe(
+                ctx,
+                event(VALKEY_EVENT_ATOMIC_SLOT_MIGRATION),
+                Some(on_slot_migration),
+            )
+        };
+        if sub == raw::REDISMODULE_OK as c_int {
+            TRUSTED_FLAGS.fetch_or(VALKEY_CTX_FLAGS_SLOT_IMPORT_CLIENT, Relaxed);
+        }
+    }
     if ok {
         // SAFETY: valid load context.
         let f = unsafe { flags(ctx) } as u32;
@@ -79,6 +111,23 @@ extern "C" fn on_loading(
     LOADING.store(!ended, Relaxed);
 }
 
+extern "C" fn on_slot_migration(
+    _ctx: *mut raw::RedisModuleCtx,
+    _event: raw::RedisModuleEvent,
+    subevent: u64,
+    _data: *mut c_void,
+) {
+    match subevent {
+        VALKEY_SUBEVENT_IMPORT_STARTED => {
+            IMPORTS.fetch_add(1, Relaxed);
+        }
+        VALKEY_SUBEVENT_IMPORT_ABORTED | VALKEY_SUBEVENT_IMPORT_COMPLETED => {
+            let _ = IMPORTS.fetch_update(Relaxed, Relaxed, |n| Some(n.saturating_sub(1)));
+        }
+        _ => {}
+    }
+}
+
 /// Called before each command: its trust is read again when first asked.
 pub fn forget_trusted() {
     TRUSTED.store(TRUSTED_UNKNOWN, Relaxed);
@@ -91,7 +140,7 @@ pub fn trusted(ctx: *mut raw::RedisModuleCtx) -> bool {
         TRUSTED_YES => return true,
         _ => {}
     }
-    if !IS_REPLICA.load(Relaxed) && !LOADING.load(Relaxed) {
+    if !IS_REPLICA.load(Relaxed) && !LOADING.load(Relaxed) && IMPORTS.load(Relaxed) == 0 {
         TRUSTED.store(TRUSTED_NO, Relaxed);
         return false;
     }
@@ -99,8 +148,7 @@ pub fn trusted(ctx: *mut raw::RedisModuleCtx) -> bool {
         // SAFETY: valid context.
         Some(f) => {
             let flags = unsafe { f(ctx) } as u32;
-            flags & (raw::REDISMODULE_CTX_FLAGS_REPLICATED | raw::REDISMODULE_CTX_FLAGS_LOADING)
-                != 0
+            flags & TRUSTED_FLAGS.load(Relaxed) != 0
         }
         None => false,
     };

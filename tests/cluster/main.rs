@@ -34,6 +34,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod scale_out;
+mod slot_migration;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};

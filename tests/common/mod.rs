@@ -26,6 +26,7 @@ pub mod bf_persist;
 mod builder;
 pub mod cf;
 pub mod cluster;
+pub mod gauges;
 pub mod process;
 pub mod rdb;
 pub mod redisbloom;
@@ -144,6 +145,9 @@ pub fn binary_probes() -> impl Iterator<Item = Vec<u8>> {
 pub enum ServerKind {
     /// Redis 7.0.x (Debian's package).
     Redis7,
+    /// Redis 8.x (8.2.3 from `scripts/peers.sh redis8`): bundles RedisBloom on its own
+    /// (not loaded by the tests' servers), has ACL categories and unprefixed module configs.
+    Redis8,
     /// Valkey 8.x.
     Valkey8,
     /// Valkey 9.x.
@@ -152,26 +156,34 @@ pub enum ServerKind {
 
 impl ServerKind {
     pub fn is_valkey(self) -> bool {
-        self != ServerKind::Redis7
+        matches!(self, ServerKind::Valkey8 | ServerKind::Valkey9)
     }
 
     /// Module ACL categories (`RedisModule_AddACLCategory`: Valkey 8+, Redis 7.4+).
     pub fn has_acl_categories(self) -> bool {
-        self.is_valkey()
+        self != ServerKind::Redis7
+    }
+
+    /// Unprefixed module configuration names (`REDISMODULE_CONFIG_UNPREFIXED`: Redis 8+),
+    /// so ferrobloom also answers to RedisBloom 8's `bf-error-rate` and the like.
+    pub fn has_unprefixed_configs(self) -> bool {
+        self == ServerKind::Redis8
     }
 
     /// Modules the server lists in MODULE LIST besides ferrobloom (Valkey 9 runs its
-    /// Lua engine as a built-in module).
+    /// Lua engine as a built-in module, Redis 8 its vector sets).
     pub fn builtin_modules(self) -> &'static [&'static str] {
         match self {
             ServerKind::Valkey9 => &["lua"],
+            ServerKind::Redis8 => &["vectorset"],
             _ => &[],
         }
     }
 }
 
 /// A reference peer fetched by `scripts/peers.sh` (`make test` runs it first): `"redisbloom"`
-/// (RedisBloom 2.8.2's `redisbloom.so`), `"valkey8"` or `"valkey9"` (a `valkey-server`).
+/// (RedisBloom 2.8.2's `redisbloom.so`), `"valkey8"` or `"valkey9"` (a `valkey-server`),
+/// `"redis8"` (Redis 8.2.3's `redis-server`).
 /// `FERROBLOOM_PEER_<NAME>` (e.g. `FERROBLOOM_PEER_REDISBLOOM`) overrides the path; the
 /// default is the peers cache (`FERROBLOOM_PEERS`, else `$HOME/.cache/ferrobloom-peers`).
 /// `None` when the file is not there: a test that needs it says so and skips.
@@ -190,6 +202,7 @@ pub fn peer_path(name: &str) -> Option<PathBuf> {
         "redisbloom" => "redisbloom-2.8.2/redisbloom.so",
         "valkey8" => "valkey-8.1.8/valkey-server",
         "valkey9" => "valkey-9.1.2/valkey-server",
+        "redis8" => "redis-8.2.3/redis-server",
         _ => return None,
     };
     let p = cache.join(rel);

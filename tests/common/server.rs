@@ -437,7 +437,10 @@ impl Server {
                     ServerKind::Valkey9
                 }
             }
-            _ => ServerKind::Redis7,
+            _ => match info.get("redis_version") {
+                Some(v) if v.starts_with("7.") => ServerKind::Redis7,
+                _ => ServerKind::Redis8,
+            },
         }
     }
 
