@@ -75,6 +75,7 @@ fn aof_always_keeps_every_acknowledged_write_across_kill9() {
         let run = std::thread::scope(|s| {
             let (g, m, p) = (gen.clone(), truth.clone(), &progress);
             let writer = s.spawn(move || write_load(&mut wcon, g, m, max_ops, p));
+            let _stop = StopOnPanic(&progress);
             if round == 1 {
                 // An AOF rewrite while the load runs; the kill comes after it finished.
                 wait_acked(&progress, target / 2, &writer);
@@ -208,6 +209,7 @@ fn kill9_during_bgsave_and_during_aof_rewrite_loses_nothing_acknowledged() {
         let run = std::thread::scope(|s| {
             let (g, m, p) = (gen.clone(), truth.clone(), &progress);
             let writer = s.spawn(move || write_load(&mut wcon, g, m, usize::MAX, p));
+            let _stop = StopOnPanic(&progress);
             wait_acked(&progress, 300 + 300 * round, &writer);
             let _: Value = redis::cmd(start).query(&mut con).unwrap();
             wait_until(Duration::from_secs(10), "the child to start", || {
@@ -305,6 +307,7 @@ fn rdb_snapshot_keeps_everything_acknowledged_before_it_across_kill9() {
     let lost = std::thread::scope(|s| {
         let (g, m, p) = (gen.clone(), truth.clone(), &progress);
         let writer = s.spawn(move || write_load(&mut wcon, g, m, usize::MAX, p));
+        let _stop = StopOnPanic(&progress);
         wait_acked(&progress, target, &writer);
         server.crash();
         writer.join().expect("writer thread")
@@ -331,6 +334,7 @@ fn rdb_snapshot_keeps_everything_acknowledged_before_it_across_kill9() {
     let (run, lo, hi) = std::thread::scope(|s| {
         let (g, m, p) = (gen.clone(), truth.clone(), &progress);
         let writer = s.spawn(move || write_load(&mut wcon, g, m, usize::MAX, p));
+        let _stop = StopOnPanic(&progress);
         wait_acked(&progress, t1, &writer);
         let before = stat(&server, "persistence", "rdb_changes_since_last_save");
         assert!(before > 0);
@@ -481,6 +485,7 @@ fn full_sync_during_load_and_partial_resync_after_a_broken_link() {
     let (run, replica) = std::thread::scope(|s| {
         let (g, m, p) = (run.gen, run.model, &progress);
         let writer = s.spawn(move || write_load(&mut wcon, g, m, 1500, p));
+        let _stop = StopOnPanic(&progress);
         wait_acked(&progress, 200, &writer);
         let replica = builder().replica_of(&primary).start();
         wait_link_up(&replica);
@@ -498,6 +503,7 @@ fn full_sync_during_load_and_partial_resync_after_a_broken_link() {
     let run = std::thread::scope(|s| {
         let (g, m, p) = (run.gen, run.model, &progress);
         let writer = s.spawn(move || write_load(&mut wcon, g, m, 1500, p));
+        let _stop = StopOnPanic(&progress);
         wait_acked(&progress, 200, &writer);
         replica.signal("STOP");
         let killed = int(&raw(

@@ -28,6 +28,18 @@ pub struct Progress {
     pub stop: AtomicBool,
 }
 
+/// Stops a writer whose scope is unwinding: a failed check inside `thread::scope`
+/// would otherwise wait forever for a writer that runs until the server goes away.
+pub struct StopOnPanic<'a>(pub &'a Progress);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.stop.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
 /// Send `max_ops` generated commands one at a time, each after the previous reply,
 /// recording every reply in the model; stop early at the first client error (the
 /// server was killed) or when asked to.
