@@ -407,7 +407,7 @@ fn estimate_items(shape: &LinkShape, hist: &[u64]) -> f64 {
             }
             n / k
         }
-        BloomLayout::Classic | BloomLayout::RedisBloom => {
+        BloomLayout::Classic | BloomLayout::ClassicDouble | BloomLayout::RedisBloom => {
             let m = shape.modulus().max(1) as f64;
             let x = hist
                 .iter()
