@@ -10,6 +10,7 @@ mod encoding;
 mod options;
 mod redisbloom;
 mod sizing;
+mod small;
 
 fn h(s: &str) -> ItemHash {
     ItemHash::of(s.as_bytes())
