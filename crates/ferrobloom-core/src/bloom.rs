@@ -45,7 +45,7 @@ pub use encoding::{
 };
 pub use link::Link;
 pub(crate) use link::PairMasks;
-pub use merge::{hash_alike, MergeError, MergePlan};
+pub use merge::{hash_alike, MergeError, MergePlan, Overfill};
 pub use redisbloom::{RbChain, RB_MAX_HASHES};
 pub use sizing::LinkShape;
 use sizing::{blocked_scaling_bits, Blocks, LN2, LN2_SQUARED};

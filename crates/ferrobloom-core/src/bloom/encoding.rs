@@ -60,7 +60,9 @@ impl BloomChain {
     /// | 24 | 40·n | link records, oldest first |
     ///
     /// Link record (40 bytes): `+0` entries (u64, >= 1), `+8` items (u64, <=
-    /// entries), `+16` error rate (f64 bits, strictly between 0 and 1), `+24` bits
+    /// entries, except in a link of a merge that accepted an overfilled union,
+    /// `BF.MERGE … OVERFILL`, whose count is the union's estimate; releases
+    /// before that option refuse such a header), `+16` error rate (f64 bits, strictly between 0 and 1), `+24` bits
     /// (u64, a non-zero multiple of 64; of 512 for blocked links), `+32` hashes
     /// (u32, 1..=128), `+36` layout (u8: 0 = classic with double hashing, 1 =
     /// blocked, 3 = paired, 4 = classic with mixed probes; see `bloom/link.rs`),
@@ -285,8 +287,9 @@ impl BloomChain {
                 return Err(BloomError::BadHeader("reserved bytes set"));
             }
             // Counts are replied as signed 64-bit integers: no real filter
-            // holds 2^63 items.
-            if entries == 0 || items > entries || entries > i64::MAX as u64 {
+            // holds 2^63 items. A link's items exceed its entries only after
+            // a merge that accepted an overfilled union (`bloom/merge.rs`).
+            if entries == 0 || entries > i64::MAX as u64 || items > i64::MAX as u64 {
                 return Err(BloomError::BadHeader("bad link capacity or fill"));
             }
             if !(error > 0.0 && error < 1.0) {

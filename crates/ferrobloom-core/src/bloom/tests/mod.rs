@@ -7,6 +7,7 @@ pub(crate) use crate::test_rng::SplitMix;
 mod accuracy;
 mod chain;
 mod encoding;
+mod merge;
 mod options;
 mod redisbloom;
 mod sizing;
