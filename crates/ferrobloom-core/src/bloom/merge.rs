@@ -24,7 +24,8 @@
 //! would count twice every item that several inputs hold:
 //! - classic and RedisBloom layouts (`k` probes anywhere among `m` bits):
 //!   `n ≈ ln(1 - X/m) / (k · ln(1 - 1/m))`, which is `-(m/k)·ln(1 - X/m)` to within
-//!   `1/m`, for `X` set bits;
+//!   `1/m`, for `X` set bits (a link with every bit set has no estimate: it
+//!   counts the sum of its inputs' counts, capped unless overfill was accepted);
 //! - blocked layout (all `k` probes in one 512-bit block): the fill is not
 //!   uniform (blocks hold Poisson-many items) and the fill of a block is
 //!   concave in its items, so the formula above applied to the whole link
@@ -581,7 +582,11 @@ fn estimate_items(shape: &LinkShape, hist: &[u64]) -> f64 {
                 .iter()
                 .enumerate()
                 .fold(0f64, |acc, (ones, &c)| acc + ones as f64 * c as f64);
-            let x = x.min(m - 0.5);
+            if x >= m - 0.5 {
+                // Every bit set: the bits say no more than "at least this
+                // many"; the caller takes the sum of the inputs' counts.
+                return f64::INFINITY;
+            }
             (-x / m).ln_1p() / (k * (-1.0 / m).ln_1p())
         }
     }
