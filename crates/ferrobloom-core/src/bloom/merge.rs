@@ -442,7 +442,7 @@ pub(super) fn overfilled(shape: &LinkShape, est: f64) -> bool {
     let q = (-k * n / m).exp();
     let var = m * q * (1.0 - (1.0 + k * n / m) * q);
     let sd = var.max(0.0).sqrt() / (k * q).max(f64::MIN_POSITIVE);
-    !(est <= n + 4.0 * sd + 1.0)
+    est.is_nan() || est > n + 4.0 * sd + 1.0
 }
 
 /// A merged link's count from its estimate (module doc): at least the largest

@@ -253,3 +253,44 @@ fn allowed_is_a_binomial_upper_bound() {
     let a = allowed(4000, 0.5);
     assert!((2000 + 100..2000 + 200).contains(&a), "{a}");
 }
+
+/// The table of docs/performance.md (run with `--ignored --nocapture`): the
+/// rate of NONSCALING filters filled to capacity, 1,000,000 probes, a fresh
+/// filter every `max(1000, 4 · capacity)` probes, per layout, with classic
+/// links as they were before link code 4 (plain double hashing) and after.
+#[test]
+#[ignore]
+fn error_rate_table() {
+    let cases = [
+        (1u64, 1e-4),
+        (4, 1e-4),
+        (7, 1e-5),
+        (40, 1e-4),
+        (100, 1e-5),
+        (400, 1e-5),
+        (1000, 1e-6),
+        (7, 1e-7),
+    ];
+    println!("| capacity | error | classic before | classic after | paired | blocked |");
+    for (cap, error) in cases {
+        let mut row = format!("| {cap} | {error:e} |");
+        for layout in [
+            BloomLayout::ClassicDouble,
+            BloomLayout::Classic,
+            BloomLayout::Paired,
+            BloomLayout::Blocked,
+        ] {
+            let empty = BloomChain::with_layout(cap, error, 0, layout, &LIMITS).expect("create");
+            let mut g = SplitMix(cap ^ error.to_bits());
+            let (mut fp, mut done) = (0u64, 0u64);
+            while done < 1_000_000 {
+                let c = fill(&empty, cap, &mut g);
+                let n = (4 * cap).max(1000).min(1_000_000 - done);
+                fp += (0..n).filter(|_| c.contains(&random_hash(&mut g))).count() as u64;
+                done += n;
+            }
+            row.push_str(&format!(" {:.1e} |", fp as f64 / 1e6));
+        }
+        println!("{row}");
+    }
+}
