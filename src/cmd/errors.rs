@@ -192,6 +192,16 @@ pub fn merge_too_large(touched: u64, max: u64) -> CmdError {
     ))
 }
 
+/// A union that overfills sub-filter `link` (0-based) of the result.
+pub fn merge_overfilled(link: usize, estimate: u64, capacity: u64) -> CmdError {
+    CmdError::Owned(format!(
+        "ERR the union holds about {estimate} items in sub-filter {}, above its capacity of \
+         {capacity} at its error rate: create the filters with a capacity for the union, or \
+         add OVERFILL to accept a higher error rate",
+        link + 1
+    ))
+}
+
 /// Maps a refused merge to its reply. `position` turns the core's source index
 /// into the source's 1-based position on the command line.
 pub fn merge(e: &MergeError, position: impl Fn(usize) -> usize) -> CmdError {
@@ -214,6 +224,11 @@ pub fn merge(e: &MergeError, position: impl Fn(usize) -> usize) -> CmdError {
         MergeError::Bloom(BloomError::MemoryCap) => BF_MEMORY_CAP.into(),
         MergeError::Bloom(BloomError::MaxLinks) => BF_MAX_LINKS.into(),
         MergeError::Bloom(_) => MERGE_NO_MEMORY.into(),
+        MergeError::Overfilled {
+            link,
+            estimate,
+            capacity,
+        } => merge_overfilled(*link, *estimate, *capacity),
     }
 }
 

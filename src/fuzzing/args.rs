@@ -135,9 +135,11 @@ pub fn args(data: &[u8]) {
             }
         }
     }
-    if let Ok(k) = crate::cmd::merge::parse_merge(&args) {
-        // BF.MERGE: numkeys is canonical, positive and counts argv[3..].
-        assert!(k >= 1 && n == k + 3);
+    if let Ok(m) = crate::cmd::merge::parse_merge(&args) {
+        // BF.MERGE: numkeys is canonical, positive and counts argv[3..], but
+        // for a trailing OVERFILL.
+        let k = m.sources;
+        assert!(k >= 1 && n == k + 3 + usize::from(m.overfill));
         assert_eq!(args.arg(2), Some(k.to_string().as_bytes()));
     }
     for d in &CUCKOO_DEFAULTS {

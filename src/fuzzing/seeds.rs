@@ -39,6 +39,20 @@ pub fn seeds() -> Vec<Seed> {
             chunks_seed(&d, &[2, 3, 4, 5], 8),
         ));
     }
+    // Link layout code 0 (classic links before code 4, which every classic
+    // filter created today has): still decoded.
+    if let Ok(mut c) = BloomChain::with_layout(10, 0.01, 2, BloomLayout::ClassicDouble, &big) {
+        for k in 0..60 {
+            let _ = c.add(&ItemHash::of(format!("item{k}").as_bytes()), &big);
+        }
+        let d = bloom_dump(&BloomFilter::from(c));
+        out.push(("rdb_bloom", "seed-classic-code0".to_string(), rdb_seed(&d)));
+        out.push((
+            "bloom_chunks",
+            "seed-classic-code0".to_string(),
+            chunks_seed(&d, &[2, 3, 4, 5], 8),
+        ));
+    }
     // Bloom header version 2: valkey-bloom's TIGHTENING and SEED, both layouts.
     for (i, layout) in [BloomLayout::Classic, BloomLayout::Blocked]
         .into_iter()

@@ -452,7 +452,7 @@ pub fn debug(ctx: Ctx, args: Args) -> CmdResult {
 /// BF.DEBUG's mention of a link's layout (none for RedisBloom's own two).
 fn layout_suffix(layout: BloomLayout) -> &'static str {
     match layout {
-        BloomLayout::Classic | BloomLayout::RedisBloom => "",
+        BloomLayout::Classic | BloomLayout::ClassicDouble | BloomLayout::RedisBloom => "",
         BloomLayout::Blocked => " layout:blocked",
         BloomLayout::Paired => " layout:paired",
     }

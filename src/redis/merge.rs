@@ -1,9 +1,14 @@
-//! BF.MERGE destination numkeys source [source ...]: the union of Bloom
-//! filters (ferrobloom's extension; the core is `core::bloom::merge`).
+//! BF.MERGE destination numkeys source [source ...] [OVERFILL]: the union of
+//! Bloom filters (ferrobloom's extension; the core is `core::bloom::merge`).
 //!
 //! Every check happens before anything changes: arity and numkeys, each source
 //! (missing: `ERR not found`; another type: WRONGTYPE), the destination's type,
-//! compatibility, `bf.merge-max-bytes`, the memory cap and the allocations.
+//! compatibility, `bf.merge-max-bytes`, the memory cap, a union that holds
+//! more items than a link of the result does at its error rate (refused unless
+//! `OVERFILL` is given) and the allocations. Replicas and AOF replay never
+//! refuse an overfilled union: what the primary applied is applied (a command
+//! without `OVERFILL` from a primary that did not check it keeps its capped
+//! counts, `Overfill::Capped`).
 //! A source listed twice is read once; the destination listed as a source is
 //! merged in place (OR with itself changes nothing). The result depends only on
 //! the filters' contents (a missing destination takes the first source's
@@ -24,7 +29,7 @@ use super::handler::CmdResult;
 use super::types::BLOOM;
 use crate::cmd::errors::{self as e, CmdError};
 use crate::cmd::merge::{parse_merge, FIRST_SOURCE};
-use ferrobloom_core::bloom::MergeError;
+use ferrobloom_core::bloom::{MergeError, Overfill};
 use ferrobloom_core::filter::BloomFilter;
 
 /// Answers a key-position request (the command is registered `getkeys-api`):
@@ -43,7 +48,9 @@ fn key_positions(ctx: Ctx, args: &Args) -> bool {
     if unsafe { is_request(ctx.ptr) } == 0 {
         return false;
     }
-    for pos in std::iter::once(1).chain(FIRST_SOURCE..args.len()) {
+    // The sources (without a trailing OVERFILL): numkeys says how many.
+    let last = parse_merge(args).map_or(args.len(), |m| FIRST_SOURCE + m.sources);
+    for pos in std::iter::once(1).chain(FIRST_SOURCE..last) {
         if pos < args.len() {
             // SAFETY: as above; `pos` is an argument index.
             unsafe { key_at(ctx.ptr, pos as c_int) };
@@ -52,12 +59,13 @@ fn key_positions(ctx: Ctx, args: &Args) -> bool {
     true
 }
 
-/// BF.MERGE destination numkeys source [source ...]
+/// BF.MERGE destination numkeys source [source ...] [OVERFILL]
 pub fn merge(ctx: Ctx, args: Args) -> CmdResult {
     if key_positions(ctx, &args) {
         return Ok(());
     }
-    let count = parse_merge(&args)?;
+    let parsed = parse_merge(&args)?;
+    let count = parsed.sources;
     let dest_name = args.raw(1).ok_or(CmdError::WrongArity)?;
     let dest_bytes = args.bytes(1);
     let mut dest = Key::open(ctx, dest_name, true);
@@ -97,6 +105,11 @@ pub fn merge(ctx: Ctx, args: Args) -> CmdResult {
     }
     let trusted = ctx.trusted();
     let limits = bloom_limits(trusted);
+    let overfill = match (parsed.overfill, trusted) {
+        (true, _) => Overfill::Accept,
+        (false, false) => Overfill::Refuse,
+        (false, true) => Overfill::Capped,
+    };
     let refuse = |err: MergeError| e::merge(&err, position);
     match dest_state {
         KeyState::Found => {
@@ -104,14 +117,15 @@ pub fn merge(ctx: Ctx, args: Args) -> CmdResult {
             let plan = BloomFilter::merge_plan(Some(d), &sources).map_err(refuse)?;
             check_bound(plan.touched, trusted)?;
             if !sources.is_empty() {
-                d.merge_from(&sources, &limits).map_err(refuse)?;
+                d.merge_from_with(&sources, &limits, overfill)
+                    .map_err(refuse)?;
                 ctx.replicate_verbatim();
             }
         }
         _ => {
             let plan = BloomFilter::merge_plan(None, &sources).map_err(refuse)?;
             check_bound(plan.touched, trusted)?;
-            let chain = BloomFilter::merged(&sources, &limits).map_err(refuse)?;
+            let chain = BloomFilter::merged_with(&sources, &limits, overfill).map_err(refuse)?;
             if !dest.set(&BLOOM, Box::new(chain)) {
                 return Err(e::BF_COULD_NOT_CREATE.into());
             }

@@ -25,7 +25,7 @@
 //! reply, never a slow or broken filter.
 
 use super::bits::{AllocError, LINE_BITS};
-use super::hash::{fastrange, HashScheme, ItemHash};
+use super::hash::{HashScheme, ItemHash};
 
 mod batch;
 mod encoding;
@@ -41,11 +41,11 @@ pub(crate) use encoding::{
 };
 pub use encoding::{
     HEADER_MAGIC, HEADER_VERSION_BASE, HEADER_VERSION_OPTIONS, LAYOUT_BLOCKED, LAYOUT_CLASSIC,
-    LAYOUT_PAIRED, LAYOUT_REDISBLOOM,
+    LAYOUT_CLASSIC_MIXED, LAYOUT_PAIRED, LAYOUT_REDISBLOOM,
 };
 pub use link::Link;
 pub(crate) use link::PairMasks;
-pub use merge::{hash_alike, MergeError, MergePlan};
+pub use merge::{hash_alike, MergeError, MergePlan, Overfill};
 pub use redisbloom::{RbChain, RB_MAX_HASHES};
 pub use sizing::LinkShape;
 use sizing::{blocked_scaling_bits, Blocks, LN2, LN2_SQUARED};
@@ -66,9 +66,19 @@ pub const SCANDUMP_CHUNK: u64 = 16 * 1024 * 1024;
 /// How a link lays out an item's bits (persisted per link in the header).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum BloomLayout {
-    /// RedisBloom's layout: `k` bits anywhere in the link.
+    /// RedisBloom's sizing with `k` bits anywhere in the link, each probe an
+    /// independent position (`LAYOUT classic`; link code
+    /// [`LAYOUT_CLASSIC_MIXED`], see `bloom/link.rs`): every classic link
+    /// ferrobloom creates.
     #[default]
     Classic,
+    /// The classic layout as releases before [`LAYOUT_CLASSIC_MIXED`] derived
+    /// it: plain double hashing (link code [`LAYOUT_CLASSIC`]), which sets far
+    /// fewer distinct bits than the sizing assumes in small links. Only links
+    /// loaded with that code have it (and the links their chains and windows
+    /// add later, so a filter keeps answering as it always did); nothing
+    /// creates it by name.
+    ClassicDouble,
     /// All `k` bits of an item in one 512-bit block (one cache line).
     Blocked,
     /// An item's bits in two 512-bit blocks: the first `ceil(k/2)` probes in
@@ -86,7 +96,8 @@ impl BloomLayout {
     /// The header code of the layout.
     pub const fn code(self) -> u8 {
         match self {
-            BloomLayout::Classic => LAYOUT_CLASSIC,
+            BloomLayout::Classic => LAYOUT_CLASSIC_MIXED,
+            BloomLayout::ClassicDouble => LAYOUT_CLASSIC,
             BloomLayout::Blocked => LAYOUT_BLOCKED,
             BloomLayout::Paired => LAYOUT_PAIRED,
             BloomLayout::RedisBloom => LAYOUT_REDISBLOOM,
@@ -97,7 +108,8 @@ impl BloomLayout {
     /// unknown code.
     pub fn from_code(code: u8) -> Option<Self> {
         match code {
-            LAYOUT_CLASSIC => Some(BloomLayout::Classic),
+            LAYOUT_CLASSIC_MIXED => Some(BloomLayout::Classic),
+            LAYOUT_CLASSIC => Some(BloomLayout::ClassicDouble),
             LAYOUT_BLOCKED => Some(BloomLayout::Blocked),
             LAYOUT_PAIRED => Some(BloomLayout::Paired),
             LAYOUT_REDISBLOOM => Some(BloomLayout::RedisBloom),
@@ -105,14 +117,21 @@ impl BloomLayout {
         }
     }
 
-    /// The configuration name (`classic` / `blocked` / `paired`).
+    /// The configuration name (`classic` / `blocked` / `paired`); the old
+    /// classic derivation is `classic` too (what its users asked for).
     pub fn name(self) -> &'static str {
         match self {
-            BloomLayout::Classic => "classic",
+            BloomLayout::Classic | BloomLayout::ClassicDouble => "classic",
             BloomLayout::Blocked => "blocked",
             BloomLayout::Paired => "paired",
             BloomLayout::RedisBloom => "redisbloom",
         }
+    }
+
+    /// True for both classic derivations (RedisBloom's sizing, `k` bits
+    /// anywhere in the link, one probe loop).
+    pub fn is_classic(self) -> bool {
+        matches!(self, BloomLayout::Classic | BloomLayout::ClassicDouble)
     }
 
     /// Parses a configuration name (case-insensitive).

@@ -11,7 +11,7 @@
 //! gets a variant, a magic, and an arm in each `match` below (docs/design.md,
 //! "A new filter kind").
 
-use crate::bloom::{BloomChain, BloomError, Limits, MergeError, MergePlan};
+use crate::bloom::{BloomChain, BloomError, Limits, MergeError, MergePlan, Overfill};
 use crate::hash::{HashScheme, ItemHash};
 use crate::window::{Window, WINDOW_MAGIC};
 
@@ -306,25 +306,48 @@ impl BloomFilter {
         BloomChain::merge_plan(d, &s)
     }
 
-    /// [`BloomChain::merge_from`]: ORs the sources into this filter.
+    /// [`BloomChain::merge_from`]: ORs the sources into this filter; an
+    /// overfilled union is refused ([`Overfill::Refuse`]).
     pub fn merge_from(
         &mut self,
         sources: &[&BloomFilter],
         limits: &Limits,
+    ) -> Result<(), MergeError> {
+        self.merge_from_with(sources, limits, Overfill::Refuse)
+    }
+
+    /// [`BloomChain::merge_from_with`]: [`merge_from`](Self::merge_from) with
+    /// a choice for overfilled unions.
+    pub fn merge_from_with(
+        &mut self,
+        sources: &[&BloomFilter],
+        limits: &Limits,
+        overfill: Overfill,
     ) -> Result<(), MergeError> {
         let (_, s) = Self::merge_chains(None, sources)?;
         if let Some(why) = self.unmergeable() {
             return Err(MergeError::Unmergeable { input: None, why });
         }
         match self {
-            BloomFilter::Chain(c) => c.merge_from(&s, limits),
+            BloomFilter::Chain(c) => c.merge_from_with(&s, limits, overfill),
             BloomFilter::Window(_) => Err(BloomError::InvalidParams("not a chain").into()),
         }
     }
 
-    /// [`BloomChain::merged`]: a new filter holding the union of the sources.
+    /// [`BloomChain::merged`]: a new filter holding the union of the sources;
+    /// an overfilled union is refused ([`Overfill::Refuse`]).
     pub fn merged(sources: &[&BloomFilter], limits: &Limits) -> Result<BloomFilter, MergeError> {
+        Self::merged_with(sources, limits, Overfill::Refuse)
+    }
+
+    /// [`BloomChain::merged_with`]: [`merged`](Self::merged) with a choice for
+    /// overfilled unions.
+    pub fn merged_with(
+        sources: &[&BloomFilter],
+        limits: &Limits,
+        overfill: Overfill,
+    ) -> Result<BloomFilter, MergeError> {
         let (_, s) = Self::merge_chains(None, sources)?;
-        BloomChain::merged(&s, limits).map(BloomFilter::Chain)
+        BloomChain::merged_with(&s, limits, overfill).map(BloomFilter::Chain)
     }
 }

@@ -20,3 +20,6 @@ mod roundtrip_tests;
 #[path = "tests/rng.rs"]
 pub(crate) mod test_rng;
 pub mod window;
+#[cfg(test)]
+#[path = "tests/window_fp.rs"]
+mod window_fp_tests;

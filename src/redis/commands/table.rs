@@ -292,6 +292,7 @@ pub(super) static SPECS: &[Spec] = &[
                 flags: MULTIPLE,
                 ..KEY
             },
+            token(c"overfill", c"OVERFILL"),
         ],
     },
     Spec {

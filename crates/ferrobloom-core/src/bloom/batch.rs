@@ -5,6 +5,7 @@
 //! the same items (two-step probes with one branch per link, prefetching the
 //! lines those read first, and link-by-link answers for a whole batch).
 
+use super::link::classic_bit;
 use super::*;
 
 impl BloomChain {
@@ -191,7 +192,9 @@ impl Link {
     #[inline(always)]
     fn prefetch_head(&self, h: &ItemHash) {
         match self.shape.layout {
-            BloomLayout::Classic => self.prefetch_classic(h, HEAD_PROBES),
+            BloomLayout::Classic | BloomLayout::ClassicDouble => {
+                self.prefetch_classic(h, HEAD_PROBES)
+            }
             BloomLayout::Blocked | BloomLayout::Paired => self.words.prefetch_line(self.block(h)),
             BloomLayout::RedisBloom => {}
         }
@@ -205,19 +208,8 @@ impl Link {
     #[inline(always)]
     fn head_hit(&self, h: &ItemHash) -> bool {
         match self.shape.layout {
-            BloomLayout::Classic => {
-                let m = self.shape.bits;
-                let words = self.words.words();
-                let mut g = h.lo;
-                let mut all = 1u64;
-                for _ in 0..self.shape.hashes.min(HEAD_PROBES) {
-                    let bit = fastrange(g, m);
-                    let w = words.get((bit >> 6) as usize).copied().unwrap_or(0);
-                    all &= w >> (bit & 63);
-                    g = g.wrapping_add(h.hi);
-                }
-                all & 1 == 1
-            }
+            BloomLayout::Classic => self.classic_head::<true>(h),
+            BloomLayout::ClassicDouble => self.classic_head::<false>(h),
             BloomLayout::Paired => self.first_hit(h),
             BloomLayout::Blocked | BloomLayout::RedisBloom => true,
         }
@@ -229,21 +221,42 @@ impl Link {
     #[inline(always)]
     fn tail_hit(&self, h: &ItemHash) -> bool {
         match self.shape.layout {
-            BloomLayout::Classic => {
-                let m = self.shape.bits;
-                let k = self.shape.hashes;
-                let skip = k.min(HEAD_PROBES);
-                let mut g = h.lo.wrapping_add(h.hi.wrapping_mul(u64::from(skip)));
-                for _ in skip..k {
-                    if !self.words.get(fastrange(g, m)) {
-                        return false;
-                    }
-                    g = g.wrapping_add(h.hi);
-                }
-                true
-            }
+            BloomLayout::Classic => self.classic_tail::<true>(h),
+            BloomLayout::ClassicDouble => self.classic_tail::<false>(h),
             BloomLayout::Paired => self.second_hit(h),
             _ => self.contains(h),
         }
+    }
+
+    /// [`head_hit`](Self::head_hit) of a classic link (`MIXED`: layout 4).
+    #[inline(always)]
+    fn classic_head<const MIXED: bool>(&self, h: &ItemHash) -> bool {
+        let m = self.shape.bits;
+        let words = self.words.words();
+        let mut g = h.lo;
+        let mut all = 1u64;
+        for _ in 0..self.shape.hashes.min(HEAD_PROBES) {
+            let bit = classic_bit::<MIXED>(g, m);
+            let w = words.get((bit >> 6) as usize).copied().unwrap_or(0);
+            all &= w >> (bit & 63);
+            g = g.wrapping_add(h.hi);
+        }
+        all & 1 == 1
+    }
+
+    /// [`tail_hit`](Self::tail_hit) of a classic link (`MIXED`: layout 4).
+    #[inline(always)]
+    fn classic_tail<const MIXED: bool>(&self, h: &ItemHash) -> bool {
+        let m = self.shape.bits;
+        let k = self.shape.hashes;
+        let skip = k.min(HEAD_PROBES);
+        let mut g = h.lo.wrapping_add(h.hi.wrapping_mul(u64::from(skip)));
+        for _ in skip..k {
+            if !self.words.get(classic_bit::<MIXED>(g, m)) {
+                return false;
+            }
+            g = g.wrapping_add(h.hi);
+        }
+        true
     }
 }

@@ -22,7 +22,10 @@ pub(super) const HEADER_OPTIONS: usize = 48;
 /// Version 2's flag bit: the filter has a seed.
 const FLAG_SEEDED: u8 = 1;
 pub(super) const LINK_RECORD: usize = 40;
-/// Bit-position layout 0: classic double hashing over the whole link (module doc).
+/// Bit-position layout 0: classic double hashing over the whole link
+/// ([`BloomLayout::ClassicDouble`], `bloom/link.rs`). Written by releases before
+/// [`LAYOUT_CLASSIC_MIXED`]; still read, and written for the links of filters
+/// that have it (their new links keep it), never for a new filter.
 pub const LAYOUT_CLASSIC: u8 = 0;
 /// Bit-position layout 1: all probes in one 512-bit block (module doc).
 pub const LAYOUT_BLOCKED: u8 = 1;
@@ -34,6 +37,12 @@ pub const LAYOUT_REDISBLOOM: u8 = 2;
 /// `bloom.rs`). Written by this release and later; older releases refuse it as
 /// an unknown layout, with an error and nothing changed.
 pub const LAYOUT_PAIRED: u8 = 3;
+/// Bit-position layout 4: classic sizing, each probe an independent position
+/// (each double-hashing value mixed before it is mapped to a bit;
+/// [`BloomLayout::Classic`], `bloom/link.rs`): every classic link created since
+/// it was added (before, code 0). Older releases refuse it as an unknown layout,
+/// with an error and nothing changed.
+pub const LAYOUT_CLASSIC_MIXED: u8 = 4;
 
 impl BloomChain {
     /// Encodes the filter's shape and counters (not its bits).
@@ -51,12 +60,16 @@ impl BloomChain {
     /// | 24 | 40·n | link records, oldest first |
     ///
     /// Link record (40 bytes): `+0` entries (u64, >= 1), `+8` items (u64, <=
-    /// entries), `+16` error rate (f64 bits, strictly between 0 and 1), `+24` bits
+    /// entries, except in a link of a merge that accepted an overfilled union,
+    /// `BF.MERGE … OVERFILL`, whose count is the union's estimate; releases
+    /// before that option refuse such a header), `+16` error rate (f64 bits, strictly between 0 and 1), `+24` bits
     /// (u64, a non-zero multiple of 64; of 512 for blocked links), `+32` hashes
-    /// (u32, 1..=128), `+36` layout (u8: 0 = classic, 1 = blocked; see the module
-    /// doc), `+37` 3 reserved zero bytes. Layout 1 was added without a new header
-    /// version: version-1 headers written before it only hold layout 0, which
-    /// still loads unchanged.
+    /// (u32, 1..=128), `+36` layout (u8: 0 = classic with double hashing, 1 =
+    /// blocked, 3 = paired, 4 = classic with mixed probes; see `bloom/link.rs`),
+    /// `+37` 3 reserved zero bytes. Layouts 1, 3 and 4 were added without a new
+    /// header version: headers written before them only hold the older codes,
+    /// which still load unchanged (a filter with code 0 keeps code 0 for the
+    /// links it adds later).
     ///
     /// Header format version 2 is written only for a filter whose tightening
     /// ratio is not RedisBloom's 0.5 or that has a seed (one created with
@@ -274,8 +287,9 @@ impl BloomChain {
                 return Err(BloomError::BadHeader("reserved bytes set"));
             }
             // Counts are replied as signed 64-bit integers: no real filter
-            // holds 2^63 items.
-            if entries == 0 || items > entries || entries > i64::MAX as u64 {
+            // holds 2^63 items. A link's items exceed its entries only after
+            // a merge that accepted an overfilled union (`bloom/merge.rs`).
+            if entries == 0 || entries > i64::MAX as u64 || items > i64::MAX as u64 {
                 return Err(BloomError::BadHeader("bad link capacity or fill"));
             }
             if !(error > 0.0 && error < 1.0) {

@@ -24,7 +24,8 @@
 //! would count twice every item that several inputs hold:
 //! - classic and RedisBloom layouts (`k` probes anywhere among `m` bits):
 //!   `n ≈ ln(1 - X/m) / (k · ln(1 - 1/m))`, which is `-(m/k)·ln(1 - X/m)` to within
-//!   `1/m`, for `X` set bits;
+//!   `1/m`, for `X` set bits (a link with every bit set has no estimate: it
+//!   counts the sum of its inputs' counts, capped unless overfill was accepted);
 //! - blocked layout (all `k` probes in one 512-bit block): the fill is not
 //!   uniform (blocks hold Poisson-many items) and the fill of a block is
 //!   concave in its items, so the formula above applied to the whole link
@@ -37,10 +38,29 @@
 //!   estimated the same way: its blocks too hold Poisson-many probe groups.
 //!
 //! The estimate is rounded and kept between the largest input count (the union
-//! holds at least that many items) and the smaller of the sum of the input
-//! counts and the link's capacity (the header requires `items <= entries`; a
-//! merged link that reaches its capacity is full, so the next new item starts a
-//! new link, as after any fill).
+//! holds at least that many items) and the sum of the input counts; with
+//! [`Overfill::Refuse`] (the default) and [`Overfill::Capped`] also at most the
+//! link's capacity (a merged link that reaches its capacity is full, so the next
+//! new item starts a new link, as after any fill).
+//!
+//! # Overfilled unions
+//! A link holds its capacity at its error rate; a union with more distinct
+//! items in one link breaks the rate (two non-scaling filters of 100,000 at 1%
+//! holding 90,000 items each: 0.11). Before anything changes, every result link
+//! that two or more inputs share and whose input counts add up to more than its
+//! capacity is estimated in a read-only pass (the OR of 4 KiB tiles in a buffer,
+//! counted as below; links that cannot overfill are counted during the OR, so
+//! a merge into a destination sized for the union costs what it did). A link
+//! whose estimate exceeds its capacity by more than the estimator's noise,
+//! `entries + 4·sd + 1` with `sd = sqrt(m·q·(1 - (1 + λ)·q)) / (k·q)` at
+//! `λ = k·entries/m`, `q = e^-λ` (the standard deviation of the estimate of a
+//! link holding exactly its capacity: 0.1% at 100,000 items at 1%, 10% at 100),
+//! makes the merge fail with [`MergeError::Overfilled`] under
+//! [`Overfill::Refuse`]. [`Overfill::Accept`] (`BF.MERGE … OVERFILL`) takes it
+//! and reports the estimate, never capped: such a link's rate is about
+//! `(1 - e^(-k·n/m))^k` for `n` items (docs/compatibility.md).
+//! [`Overfill::Capped`] takes it with counts capped at the capacities, as
+//! releases before the check did: for replaying a merge a primary accepted.
 //!
 //! # Cost and atomicity
 //! [`MergePlan`] says, before anything is allocated, how many links and bytes
@@ -83,6 +103,31 @@ pub enum MergeError {
     /// A bound or the allocator refused the result (`MemoryCap`, `MaxLinks`,
     /// `AllocFailed`, `InvalidParams`).
     Bloom(BloomError),
+    /// The union would hold more items in link `link` than the link's
+    /// capacity at its error rate ([`Overfill::Refuse`], module doc).
+    Overfilled {
+        /// The overfilled link of the result (0-based).
+        link: usize,
+        /// Its estimated distinct items.
+        estimate: u64,
+        /// Its capacity.
+        capacity: u64,
+    },
+}
+
+/// What a merge does with a union that a link of the result cannot hold at its
+/// error rate (module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Overfill {
+    /// Refuse the merge ([`MergeError::Overfilled`]), changing nothing.
+    #[default]
+    Refuse,
+    /// Take it; merged links count their estimate, never capped at their
+    /// capacity (`BF.MERGE … OVERFILL`).
+    Accept,
+    /// Take it with counts capped at the capacities (releases before the check;
+    /// for replaying such a merge on a replica or from the AOF).
+    Capped,
 }
 
 impl From<BloomError> for MergeError {
@@ -198,8 +243,18 @@ impl BloomChain {
     }
 
     /// A new filter holding the union of `sources` (its parameters are the
-    /// first source's). On error nothing was created.
+    /// first source's); an overfilled union is refused ([`Overfill::Refuse`]).
+    /// On error nothing was created.
     pub fn merged(sources: &[&BloomChain], limits: &Limits) -> Result<BloomChain, MergeError> {
+        Self::merged_with(sources, limits, Overfill::Refuse)
+    }
+
+    /// [`merged`](Self::merged) with a choice for overfilled unions.
+    pub fn merged_with(
+        sources: &[&BloomChain],
+        limits: &Limits,
+        overfill: Overfill,
+    ) -> Result<BloomChain, MergeError> {
         let first = sources
             .first()
             .ok_or(BloomError::InvalidParams("nothing to merge"))?;
@@ -211,19 +266,30 @@ impl BloomChain {
             opts: first.opts,
             pending_shape: None,
         };
-        out.merge_in(false, sources, limits)?;
+        out.merge_in(false, sources, limits, overfill)?;
         Ok(out)
     }
 
-    /// ORs `sources` into this filter (module doc). None of them may be this
-    /// filter itself (merging a filter into itself changes nothing: leave it
-    /// out). On error the filter is unchanged.
+    /// ORs `sources` into this filter (module doc); an overfilled union is
+    /// refused ([`Overfill::Refuse`]). None of them may be this filter itself
+    /// (merging a filter into itself changes nothing: leave it out). On error
+    /// the filter is unchanged.
     pub fn merge_from(
         &mut self,
         sources: &[&BloomChain],
         limits: &Limits,
     ) -> Result<(), MergeError> {
-        self.merge_in(true, sources, limits)
+        self.merge_in(true, sources, limits, Overfill::Refuse)
+    }
+
+    /// [`merge_from`](Self::merge_from) with a choice for overfilled unions.
+    pub fn merge_from_with(
+        &mut self,
+        sources: &[&BloomChain],
+        limits: &Limits,
+        overfill: Overfill,
+    ) -> Result<(), MergeError> {
+        self.merge_in(true, sources, limits, overfill)
     }
 
     fn merge_in(
@@ -231,6 +297,7 @@ impl BloomChain {
         existing: bool,
         sources: &[&BloomChain],
         limits: &Limits,
+        overfill: Overfill,
     ) -> Result<(), MergeError> {
         let plan = Self::merge_plan(existing.then_some(&*self), sources)?;
         let have = self.links.len();
@@ -255,6 +322,38 @@ impl BloomChain {
         let mut at: Vec<&Link> = Vec::new();
         at.try_reserve_exact(sources.len())
             .map_err(|_| BloomError::AllocFailed)?;
+        // Phase 0, read-only: the counts of the links that may overfill, and
+        // the refusal of an overfilled union (module doc).
+        let mut counts: Vec<Option<u64>> = Vec::new();
+        counts
+            .try_reserve_exact(plan.links)
+            .map_err(|_| BloomError::AllocFailed)?;
+        for i in 0..plan.links {
+            links_at(&mut at, sources, i);
+            let own = self.links.get(i);
+            let Some(shape) = own.or(at.first().copied()).map(|l| l.shape) else {
+                return Err(BloomError::InvalidParams("a result link has no input").into());
+            };
+            let inputs = at.len() + usize::from(own.is_some());
+            let (largest, sum) = count_bounds(&at, own);
+            if inputs < 2 || sum <= shape.entries {
+                counts.push(None);
+                continue;
+            }
+            let est = estimate_items(&shape, &union_histogram(&at, own));
+            if overfill == Overfill::Refuse && overfilled(&shape, est) {
+                return Err(MergeError::Overfilled {
+                    link: i,
+                    estimate: if est.is_finite() {
+                        est.round() as u64
+                    } else {
+                        sum
+                    },
+                    capacity: shape.entries,
+                });
+            }
+            counts.push(Some(merged_count(&shape, est, largest, sum, overfill)));
+        }
         for i in have..plan.links {
             links_at(&mut at, sources, i);
             let link = match at.as_slice() {
@@ -262,7 +361,8 @@ impl BloomChain {
                 [only] => only.try_clone()?,
                 [first, ..] => {
                     let mut link = Link::new(first.shape)?;
-                    or_into(&mut link, &at, Fresh::Yes);
+                    let count = counts.get(i).copied().flatten();
+                    or_into(&mut link, &at, Fresh::Yes, count, overfill);
                     link
                 }
             };
@@ -273,7 +373,8 @@ impl BloomChain {
         for (i, link) in self.links.iter_mut().enumerate() {
             links_at(&mut at, sources, i);
             if !at.is_empty() {
-                or_into(link, &at, Fresh::No);
+                let count = counts.get(i).copied().flatten();
+                or_into(link, &at, Fresh::No, count, overfill);
             }
         }
         self.links.append(&mut extra);
@@ -292,6 +393,74 @@ fn links_at<'a>(out: &mut Vec<&'a Link>, sources: &[&'a BloomChain], i: usize) {
     out.extend(sources.iter().filter_map(|c| c.links.get(i)));
 }
 
+/// The largest and the sum of the counts of a result link's inputs (`own`:
+/// the destination's link, when it has one).
+fn count_bounds(inputs: &[&Link], own: Option<&Link>) -> (u64, u64) {
+    inputs
+        .iter()
+        .copied()
+        .chain(own)
+        .fold((0u64, 0u64), |(l, s), x| {
+            (l.max(x.items), s.saturating_add(x.items))
+        })
+}
+
+/// The histogram of set bits per 512-bit block of the OR of `inputs` and
+/// `own`, without writing anything (phase 0 of a merge).
+fn union_histogram(inputs: &[&Link], own: Option<&Link>) -> [u64; BLOCK_WORDS * 64 + 1] {
+    let mut hist = [0u64; BLOCK_WORDS * 64 + 1];
+    let mut tile = [0u64; TILE_WORDS];
+    let len = own
+        .or(inputs.first().copied())
+        .map_or(0, |l| l.words.words().len());
+    let mut start = 0;
+    while start < len {
+        let end = (start + TILE_WORDS).min(len);
+        let Some(t) = tile.get_mut(..end - start) else {
+            break;
+        };
+        t.fill(0);
+        for l in inputs.iter().copied().chain(own) {
+            if let Some(s) = l.words.words().get(start..end) {
+                for (d, w) in t.iter_mut().zip(s) {
+                    *d |= *w;
+                }
+            }
+        }
+        count_blocks(t, &mut hist);
+        start = end;
+    }
+    hist
+}
+
+/// Whether an estimate of `est` items exceeds what a link of `shape` holds at
+/// its error rate by more than the estimator's noise (module doc).
+pub(super) fn overfilled(shape: &LinkShape, est: f64) -> bool {
+    let n = shape.entries as f64;
+    let m = shape.modulus().max(1) as f64;
+    let k = f64::from(shape.hashes.max(1));
+    let q = (-k * n / m).exp();
+    let var = m * q * (1.0 - (1.0 + k * n / m) * q);
+    let sd = var.max(0.0).sqrt() / (k * q).max(f64::MIN_POSITIVE);
+    est.is_nan() || est > n + 4.0 * sd + 1.0
+}
+
+/// A merged link's count from its estimate (module doc): at least the largest
+/// input count, at most their sum and, unless overfill was accepted, the
+/// link's capacity.
+fn merged_count(shape: &LinkShape, est: f64, largest: u64, sum: u64, overfill: Overfill) -> u64 {
+    let hi = match overfill {
+        Overfill::Accept => sum,
+        Overfill::Refuse | Overfill::Capped => sum.min(shape.entries),
+    };
+    let lo = largest.min(hi);
+    if est.is_finite() && est >= 0.0 {
+        (est.round() as u64).clamp(lo, hi)
+    } else {
+        hi
+    }
+}
+
 /// Words per tile of the OR loop (4 KiB: the destination's tile stays in L1
 /// while every source's tile is OR-ed into it).
 const TILE_WORDS: usize = 512;
@@ -305,9 +474,10 @@ enum Fresh {
     No,
 }
 
-/// ORs the inputs' bits into `dst` (of the same shape) and sets its item count
-/// from the result's set bits, bounded by the inputs' counts (module doc).
-/// `dst`'s own count is one of the inputs when it already holds bits.
+/// ORs the inputs' bits into `dst` (of the same shape) and sets its item count:
+/// `count` when phase 0 computed it, else from the result's set bits, bounded
+/// by the inputs' counts (module doc). `dst`'s own count is one of the inputs
+/// when it already holds bits.
 ///
 /// A fresh `dst` gets the first input's tile copied instead of OR-ed: its pages
 /// are then written before they are ever read. Reading a page of a fresh
@@ -316,7 +486,7 @@ enum Fresh {
 /// merge into a new key (`perf`: `do_wp_page` under `or_into`). Its pages are
 /// also populated in one call first ([`Words::populate`](crate::bits::Words::populate)),
 /// instead of one page fault per 4 KiB.
-fn or_into(dst: &mut Link, inputs: &[&Link], fresh: Fresh) {
+fn or_into(dst: &mut Link, inputs: &[&Link], fresh: Fresh, count: Option<u64>, overfill: Overfill) {
     let mut hist = [0u64; BLOCK_WORDS * 64 + 1];
     {
         if fresh == Fresh::Yes {
@@ -340,20 +510,19 @@ fn or_into(dst: &mut Link, inputs: &[&Link], fresh: Fresh) {
                     }
                 }
             }
-            count_blocks(tile, &mut hist);
+            if count.is_none() {
+                count_blocks(tile, &mut hist);
+            }
             start = end;
         }
     }
-    let counts = inputs.iter().map(|l| l.items).chain([dst.items]);
-    let largest = counts.clone().max().unwrap_or(0);
-    let sum = counts.fold(0u64, |a, c| a.saturating_add(c));
-    let hi = sum.min(dst.shape.entries);
-    let lo = largest.min(hi);
-    let est = estimate_items(&dst.shape, &hist);
-    dst.items = if est.is_finite() && est >= 0.0 {
-        (est.round() as u64).clamp(lo, hi)
-    } else {
-        hi
+    dst.items = match count {
+        Some(c) => c,
+        None => {
+            let (largest, sum) = count_bounds(inputs, Some(&*dst));
+            let est = estimate_items(&dst.shape, &hist);
+            merged_count(&dst.shape, est, largest, sum, overfill)
+        }
     };
 }
 
@@ -407,13 +576,17 @@ fn estimate_items(shape: &LinkShape, hist: &[u64]) -> f64 {
             }
             n / k
         }
-        BloomLayout::Classic | BloomLayout::RedisBloom => {
+        BloomLayout::Classic | BloomLayout::ClassicDouble | BloomLayout::RedisBloom => {
             let m = shape.modulus().max(1) as f64;
             let x = hist
                 .iter()
                 .enumerate()
                 .fold(0f64, |acc, (ones, &c)| acc + ones as f64 * c as f64);
-            let x = x.min(m - 0.5);
+            if x >= m - 0.5 {
+                // Every bit set: the bits say no more than "at least this
+                // many"; the caller takes the sum of the inputs' counts.
+                return f64::INFINITY;
+            }
             (-x / m).ln_1p() / (k * (-1.0 / m).ln_1p())
         }
     }
@@ -439,346 +612,5 @@ pub(super) fn predicted_fpr(link: &Link) -> f64 {
             let ones: u64 = words.iter().map(|w| u64::from(w.count_ones())).sum();
             (ones as f64 / link.shape.modulus() as f64).powi(k)
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::tests::SplitMix;
-    use super::*;
-
-    fn item(g: &mut SplitMix, tag: u8) -> [u8; 17] {
-        let mut out = [tag; 17];
-        out[1..9].copy_from_slice(&g.next().to_le_bytes());
-        out[9..17].copy_from_slice(&g.next().to_le_bytes());
-        out
-    }
-
-    fn chain(layout: BloomLayout, cap: u64, error: f64, expansion: u32) -> BloomChain {
-        BloomChain::with_layout(cap, error, expansion, layout, &Limits::default()).unwrap()
-    }
-
-    /// Adds `n` items of stream `seed` (item `i` of a stream is always the same).
-    fn fill(c: &mut BloomChain, seed: u64, from: u64, n: u64) {
-        let limits = Limits::default();
-        let mut g = SplitMix(seed);
-        for i in 0..from + n {
-            let it = item(&mut g, 1);
-            if i >= from {
-                c.add(&c.hash(&it), &limits).unwrap();
-            }
-        }
-    }
-
-    fn all_present(c: &BloomChain, seed: u64, n: u64) -> bool {
-        let mut g = SplitMix(seed);
-        (0..n).all(|_| c.contains(&c.hash(&item(&mut g, 1))))
-    }
-
-    fn snapshot(c: &BloomChain) -> (Vec<u8>, Vec<Vec<u8>>) {
-        (
-            c.encode_header(),
-            c.links().iter().map(|l| l.data().to_vec()).collect(),
-        )
-    }
-
-    const LAYOUTS: [BloomLayout; 4] = [
-        BloomLayout::Classic,
-        BloomLayout::Blocked,
-        BloomLayout::Paired,
-        BloomLayout::RedisBloom,
-    ];
-
-    /// Every item of every input is in the result, for chains of different
-    /// lengths (1, 3 and 5 links), into a new filter and into an existing one,
-    /// in every layout; the result has the longest chain's links, and its
-    /// header loads back.
-    #[test]
-    fn merge_has_no_false_negatives() {
-        for layout in LAYOUTS {
-            let mut a = chain(layout, 1000, 0.01, 2);
-            let mut b = chain(layout, 1000, 0.01, 2);
-            let mut d = chain(layout, 1000, 0.01, 2);
-            fill(&mut a, 1, 0, 500);
-            fill(&mut b, 2, 0, 20_000);
-            fill(&mut d, 3, 0, 5_000);
-            assert_eq!(
-                (a.links().len(), b.links().len(), d.links().len()),
-                (1, 5, 3)
-            );
-            let limits = Limits::default();
-            let m = BloomChain::merged(&[&a, &b], &limits).unwrap();
-            assert_eq!(m.links().len(), 5);
-            assert!(all_present(&m, 1, 500) && all_present(&m, 2, 20_000));
-            let mut d2 = d.try_clone().unwrap();
-            d2.merge_from(&[&a, &b], &limits).unwrap();
-            assert_eq!(d2.links().len(), 5);
-            for (seed, n) in [(1, 500), (2, 20_000), (3, 5_000)] {
-                assert!(all_present(&d2, seed, n), "{layout:?} seed {seed}");
-            }
-            let (h, _) = snapshot(&d2);
-            let back = BloomChain::from_header(&h, &limits).unwrap();
-            assert_eq!(back.items(), d2.items());
-            assert_eq!(
-                d2.items(),
-                d2.links().iter().map(|l| l.items()).sum::<u64>()
-            );
-            // Links only b has are copied as they are.
-            for i in 3..5 {
-                assert_eq!(d2.links()[i].data(), b.links()[i].data());
-                assert_eq!(d2.links()[i].items(), b.links()[i].items());
-            }
-            // A merge of one source into a new key is a copy.
-            let one = BloomChain::merged(&[&b], &limits).unwrap();
-            assert_eq!(snapshot(&one), snapshot(&b));
-        }
-    }
-
-    /// The count of a merged link estimates the distinct items of the union:
-    /// two sources of `n` items each sharing half of them (1.5n distinct), for
-    /// fills from 5% to 100% of a non-scaling link of 100,000 items at 1%, in
-    /// both of ferrobloom's layouts and RedisBloom's. Asserted within 2% (the
-    /// estimator's standard deviation is below 0.3% at these sizes; the bound
-    /// also covers the bias of the blocked layout's per-block estimate).
-    #[test]
-    fn merge_count_estimate_within_two_percent() {
-        let limits = Limits::default();
-        let mut report = String::new();
-        for layout in LAYOUTS {
-            for pct in [5u64, 20, 50, 66] {
-                let cap = 100_000;
-                let n = cap * pct / 100;
-                let mut a = chain(layout, cap, 0.01, 0);
-                let mut b = chain(layout, cap, 0.01, 0);
-                // a: items 0..n of the stream; b: items n/2..3n/2.
-                fill(&mut a, 7, 0, n);
-                fill(&mut b, 7, n / 2, n);
-                let m = BloomChain::merged(&[&a, &b], &limits).unwrap();
-                let truth = (n + n / 2) as f64;
-                let est = m.items() as f64;
-                let naive = {
-                    let l = &m.links()[0];
-                    let x = l.words.count_ones() as f64;
-                    let mm = l.shape.modulus() as f64;
-                    -(mm / l.shape.hashes as f64) * (1.0 - x / mm).ln()
-                };
-                report.push_str(&format!(
-                    "{} union {truth}: estimate {est} ({:+.2}%), whole-link formula {naive:.0} ({:+.2}%)\n",
-                    layout.name(),
-                    100.0 * (est / truth - 1.0),
-                    100.0 * (naive / truth - 1.0)
-                ));
-                assert!(
-                    (est / truth - 1.0).abs() < 0.02,
-                    "{layout:?} {pct}%: estimate {est} for {truth}"
-                );
-            }
-        }
-        println!("{report}");
-    }
-
-    /// A merged link whose estimate exceeds its capacity is full: its count is
-    /// the capacity (what the header allows), and the next new item starts a
-    /// new link.
-    #[test]
-    fn merged_link_above_capacity_is_full() {
-        let limits = Limits::default();
-        let mut a = chain(BloomLayout::Classic, 1000, 0.01, 2);
-        let mut b = chain(BloomLayout::Classic, 1000, 0.01, 2);
-        fill(&mut a, 11, 0, 900);
-        fill(&mut b, 12, 0, 900);
-        assert_eq!((a.links().len(), b.links().len()), (1, 1));
-        let mut m = BloomChain::merged(&[&a, &b], &limits).unwrap();
-        assert_eq!(m.items(), 1000, "clamped to the link's capacity");
-        // (Some of these are false positives of the overfull link.)
-        fill(&mut m, 13, 0, 100);
-        assert_eq!(m.links().len(), 2);
-        // Non-scaling: full, and refuses new items.
-        let mut a = chain(BloomLayout::Classic, 1000, 0.01, 0);
-        let mut b = chain(BloomLayout::Classic, 1000, 0.01, 0);
-        fill(&mut a, 11, 0, 900);
-        fill(&mut b, 12, 0, 900);
-        let mut m = BloomChain::merged(&[&a, &b], &limits).unwrap();
-        let h = m.hash(b"new item");
-        assert_eq!(m.add(&h, &limits), Err(BloomError::Full));
-    }
-
-    /// The measured false-positive rate of a merged filter matches the rate its
-    /// fill predicts (per link `(X/m)^k`, blocked: the block average; chain: `1 -
-    /// prod(1 - p_i)`), within 4 binomial standard errors plus 3% of the rate
-    /// (the formula ignores double hashing's small correlations), over 1,000,000
-    /// non-member probes, with fixed seeds.
-    #[test]
-    fn merge_false_positive_rate_matches_its_fill() {
-        const PROBES: u64 = 1_000_000;
-        let limits = Limits::default();
-        for layout in LAYOUTS {
-            let mut a = chain(layout, 20_000, 0.01, 2);
-            let mut b = chain(layout, 20_000, 0.01, 2);
-            fill(&mut a, 21, 0, 30_000);
-            fill(&mut b, 22, 0, 15_000);
-            let m = BloomChain::merged(&[&a, &b], &limits).unwrap();
-            let predicted = 1.0
-                - m.links()
-                    .iter()
-                    .map(|l| 1.0 - predicted_fpr(l))
-                    .product::<f64>();
-            let mut g = SplitMix(0xfa15e);
-            let fp = (0..PROBES)
-                .filter(|_| m.contains(&m.hash(&item(&mut g, 2))))
-                .count() as f64
-                / PROBES as f64;
-            let margin =
-                4.0 * (predicted * (1.0 - predicted) / PROBES as f64).sqrt() + 0.03 * predicted;
-            println!("{layout:?}: measured {fp:.6}, predicted {predicted:.6}");
-            assert!(
-                (fp - predicted).abs() <= margin,
-                "{layout:?}: measured {fp}, predicted {predicted} ± {margin}"
-            );
-        }
-    }
-
-    /// Each difference is reported with the input and (for a link) the link.
-    #[test]
-    fn incompatible_filters_say_what_differs() {
-        let base = chain(BloomLayout::Classic, 1000, 0.01, 2);
-        let differs = |c: &BloomChain| BloomChain::merge_plan(None, &[&base, c]).unwrap_err();
-        let inc = |what, link| MergeError::Incompatible {
-            input: Some(1),
-            what,
-            link,
-        };
-        assert_eq!(
-            differs(&chain(BloomLayout::Blocked, 1000, 0.01, 2)),
-            inc("layout", Some(0))
-        );
-        assert_eq!(
-            differs(&chain(BloomLayout::Classic, 1000, 0.02, 2)),
-            inc("bit count", Some(0))
-        );
-        assert_eq!(
-            differs(&chain(BloomLayout::Classic, 1000, 0.01, 4)),
-            inc("expansion", None)
-        );
-        assert_eq!(
-            differs(&chain(BloomLayout::Classic, 1000, 0.01, 0)),
-            inc("expansion", None)
-        );
-        assert_eq!(
-            differs(&chain(BloomLayout::RedisBloom, 1000, 0.01, 2)),
-            inc("hash scheme", None)
-        );
-        // valkey-bloom's options: another seed hashes otherwise; another
-        // tightening ratio would grow the result otherwise.
-        let with = |opts: ChainOptions| {
-            BloomChain::with_options(
-                1000,
-                0.01,
-                2,
-                BloomLayout::Classic,
-                opts,
-                &Limits::default(),
-            )
-            .unwrap()
-        };
-        let seeded = with(ChainOptions {
-            seed: Some([7; 32]),
-            ..ChainOptions::default()
-        });
-        assert_eq!(differs(&seeded), inc("hash scheme", None));
-        assert!(!hash_alike(&base, &seeded));
-        let tight = with(ChainOptions {
-            tightening: 0.9,
-            ..ChainOptions::default()
-        });
-        assert_eq!(differs(&tight), inc("tightening", None));
-        assert!(BloomChain::merge_plan(None, &[&seeded, &seeded.try_clone().unwrap()]).is_ok());
-        // Same bits (rounded up to 64), another capacity.
-        assert_eq!(
-            differs(&chain(BloomLayout::Classic, 1001, 0.01, 2)),
-            inc("capacity", Some(0))
-        );
-        // The destination is checked after the sources.
-        let e = BloomChain::merge_plan(Some(&chain(BloomLayout::Classic, 999, 0.01, 2)), &[&base])
-            .unwrap_err();
-        assert!(matches!(
-            e,
-            MergeError::Incompatible {
-                input: None,
-                link: Some(0),
-                ..
-            }
-        ));
-        // Link 1 differs (crafted header): found however short the first input.
-        let mut long = chain(BloomLayout::Classic, 1000, 0.01, 2);
-        fill(&mut long, 5, 0, 1500);
-        let mut h = long.encode_header();
-        // Hashes of link 1: header 24 + record 40 + offset 32.
-        h[24 + 40 + 32] += 1;
-        let odd = BloomChain::from_header(&h, &Limits::default()).unwrap();
-        let e = BloomChain::merge_plan(None, &[&base, &long, &odd]).unwrap_err();
-        assert_eq!(
-            e,
-            MergeError::Incompatible {
-                input: Some(2),
-                what: "hash count",
-                link: Some(1)
-            }
-        );
-        assert!(BloomChain::merge_plan(None, &[&base, &odd]).is_ok());
-        assert!(hash_alike(&base, &long) && !hash_alike(&base, &rb_like()));
-    }
-
-    fn rb_like() -> BloomChain {
-        chain(BloomLayout::RedisBloom, 1000, 0.01, 2)
-    }
-
-    /// The plan counts the result's links and size and the bytes touched; the
-    /// memory cap and the link limit refuse a result that grows past them, and
-    /// a refused merge changes nothing.
-    #[test]
-    fn merge_bounds_and_atomicity() {
-        let limits = Limits::default();
-        let mut long = chain(BloomLayout::Classic, 1000, 0.01, 2);
-        fill(&mut long, 31, 0, 10_000);
-        let mut d = chain(BloomLayout::Classic, 1000, 0.01, 2);
-        fill(&mut d, 32, 0, 100);
-        let plan = BloomChain::merge_plan(Some(&d), &[&long]).unwrap();
-        let data: u64 = long.links().iter().map(|l| l.shape().bytes()).sum();
-        assert_eq!(plan.links, long.links().len());
-        assert_eq!(plan.size, long.mem_usage());
-        assert_eq!(plan.touched, 2 * data);
-        let before = snapshot(&d);
-        let tight = Limits {
-            max_bytes: long.mem_usage() - 1,
-            ..limits
-        };
-        assert_eq!(
-            d.merge_from(&[&long], &tight),
-            Err(MergeError::Bloom(BloomError::MemoryCap))
-        );
-        assert_eq!(snapshot(&d), before);
-        let few = Limits {
-            max_links: 2,
-            ..limits
-        };
-        assert_eq!(
-            d.merge_from(&[&long], &few),
-            Err(MergeError::Bloom(BloomError::MaxLinks))
-        );
-        assert_eq!(snapshot(&d), before);
-        assert!(matches!(
-            BloomChain::merged(&[&long], &tight),
-            Err(MergeError::Bloom(BloomError::MemoryCap))
-        ));
-        // An incompatible source: nothing changes either.
-        let other = chain(BloomLayout::Blocked, 1000, 0.01, 2);
-        assert!(d.merge_from(&[&long, &other], &limits).is_err());
-        assert_eq!(snapshot(&d), before);
-        // Merging a copy of itself changes nothing but may re-estimate counts
-        // within their bounds.
-        let copy = d.try_clone().unwrap();
-        d.merge_from(&[&copy], &limits).unwrap();
-        assert_eq!(snapshot(&d).1, before.1);
     }
 }

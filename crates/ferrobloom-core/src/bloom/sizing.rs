@@ -77,6 +77,10 @@ impl LinkShape {
         let classic = Self::sized(entries, error, guaranteed)?;
         match layout {
             BloomLayout::Classic => Ok(classic),
+            BloomLayout::ClassicDouble => Ok(LinkShape {
+                layout: BloomLayout::ClassicDouble,
+                ..classic
+            }),
             BloomLayout::Blocked => Self::blocked(classic, guaranteed, Blocks::One),
             BloomLayout::Paired => Self::blocked(classic, guaranteed, Blocks::Two),
             BloomLayout::RedisBloom => Err(BloomError::InvalidParams(

@@ -7,9 +7,11 @@ pub(crate) use crate::test_rng::SplitMix;
 mod accuracy;
 mod chain;
 mod encoding;
+mod merge;
 mod options;
 mod redisbloom;
 mod sizing;
+mod small;
 
 fn h(s: &str) -> ItemHash {
     ItemHash::of(s.as_bytes())

@@ -1,5 +1,5 @@
-//! BF.MERGE destination numkeys source [source ...] (ferrobloom's extension) against real
-//! servers: membership of every source item in RESP2 and RESP3, merges into a new key, a
+//! BF.MERGE destination numkeys source [source ...] [OVERFILL] (ferrobloom's extension)
+//! against real servers (overfilled unions and the per-shard recipe: `overfill.rs`): membership of every source item in RESP2 and RESP3, merges into a new key, a
 //! source and an existing filter, chains of different lengths, the count estimate and the
 //! false-positive rate of the result against the rate its fill predicts, every error (each
 //! changing nothing), `bf.merge-max-bytes` and the memory cap at their boundaries, SLOWLOG
@@ -7,7 +7,9 @@
 //! CROSSSLOT, the keyspace event, `INFO bf` gauges, ACL categories, COMMAND INFO and DOCS.
 //! Helpers: `common::bf`.
 
+#[path = "../common/mod.rs"]
 mod common;
+mod overfill;
 
 use common::bf::*;
 use common::cluster::Cluster;
@@ -16,7 +18,7 @@ use common::*;
 use redis::{Connection, Value};
 
 /// `BF.MADD` in batches of 1,000.
-fn madd_all(con: &mut Connection, key: &str, items: &[String]) {
+pub(crate) fn madd_all(con: &mut Connection, key: &str, items: &[String]) {
     for chunk in items.chunks(1000) {
         let v = rawv(con, &with_items(&format!("BF.MADD {key}"), chunk));
         assert!(matches!(v, Value::Array(_)), "{}", show(&v));
@@ -24,7 +26,7 @@ fn madd_all(con: &mut Connection, key: &str, items: &[String]) {
 }
 
 /// How many of `items` BF.MEXISTS reports present (RESP2 integers or RESP3 booleans).
-fn present(con: &mut Connection, key: &str, items: &[String]) -> usize {
+pub(crate) fn present(con: &mut Connection, key: &str, items: &[String]) -> usize {
     let mut n = 0;
     for chunk in items.chunks(1000) {
         for v in items_of(rawv(con, &with_items(&format!("BF.MEXISTS {key}"), chunk))) {
@@ -43,7 +45,7 @@ fn items_of(v: Value) -> Vec<Value> {
 }
 
 /// One BF.INFO field by its option name, in RESP2 or RESP3.
-fn info_field(con: &mut Connection, key: &str, f: &str) -> i64 {
+pub(crate) fn info_field(con: &mut Connection, key: &str, f: &str) -> i64 {
     let label = match f {
         "CAPACITY" => "Capacity",
         "SIZE" => "Size",
@@ -73,7 +75,10 @@ fn link_bytes(con: &mut Connection, key: &str) -> Vec<u64> {
 }
 
 /// Every key's snapshot plus DBSIZE: what an error must leave unchanged.
-fn state(con: &mut Connection, keys: &[&str]) -> (Vec<(Vec<String>, String, Dump)>, i64) {
+pub(crate) fn state(
+    con: &mut Connection,
+    keys: &[&str],
+) -> (Vec<(Vec<String>, String, Dump)>, i64) {
     (
         keys.iter().map(|k| snapshot(con, k)).collect(),
         int(con, "DBSIZE"),
@@ -106,7 +111,7 @@ fn every_source_item_is_a_member_resp2_and_resp3() {
         ok(&mut con, "FLUSHALL");
         let sets = three_sources(&mut con);
         // Into a missing key.
-        assert_eq!(q(&mut con, "BF.MERGE d 3 a b c"), "+OK");
+        assert_eq!(q(&mut con, "BF.MERGE d 3 a b c OVERFILL"), "+OK");
         for set in &sets {
             assert_eq!(present(&mut con, "d", set), set.len(), "resp3={resp3}");
         }
@@ -126,7 +131,7 @@ fn every_source_item_is_a_member_resp2_and_resp3() {
         assert_eq!(tail(&dd), tail(&cd));
 
         // Into one of the sources (listed as a source too, and listed twice).
-        assert_eq!(q(&mut con, "BF.MERGE b 4 b a b c"), "+OK");
+        assert_eq!(q(&mut con, "BF.MERGE b 4 b a b c OVERFILL"), "+OK");
         for set in &sets {
             assert_eq!(present(&mut con, "b", set), set.len());
         }
@@ -134,7 +139,7 @@ fn every_source_item_is_a_member_resp2_and_resp3() {
         // Into an existing filter with items of its own (not a source).
         let own = numbered("e:", 300);
         madd_all(&mut con, "e", &own);
-        assert_eq!(q(&mut con, "BF.MERGE e 2 a c"), "+OK");
+        assert_eq!(q(&mut con, "BF.MERGE e 2 a c OVERFILL"), "+OK");
         assert_eq!(present(&mut con, "e", &own), own.len());
         assert_eq!(present(&mut con, "e", &sets[0]), sets[0].len());
         assert_eq!(present(&mut con, "e", &sets[2]), sets[2].len());
@@ -210,7 +215,7 @@ fn count_estimate_and_false_positive_rate_of_the_result() {
     }
     madd_all(&mut con, "a", &numbered("fa:", 15000));
     madd_all(&mut con, "b", &numbered("fb:", 15000));
-    ok(&mut con, "BF.MERGE d 2 a b");
+    ok(&mut con, "BF.MERGE d 2 a b OVERFILL");
     let dump = scandump(&mut con, "d");
     let ones: u64 = dump[1..]
         .iter()
@@ -412,8 +417,8 @@ fn limits_at_the_boundary() {
     // Into b: a read, the result (b grown to a's shape) written.
     let touched_into_b = da + da;
     for (line, touched) in [
-        ("BF.MERGE n 2 a b", touched_new),
-        ("BF.MERGE b 1 a", touched_into_b),
+        ("BF.MERGE n 2 a b OVERFILL", touched_new),
+        ("BF.MERGE b 1 a OVERFILL", touched_into_b),
     ] {
         ok(
             &mut con,
@@ -444,7 +449,7 @@ fn limits_at_the_boundary() {
         "ERR filter would exceed the per-filter memory limit (bf.max-filter-memory)"
     );
     ok(&mut con, &format!("CONFIG SET bf.max-filter-memory {size}"));
-    ok(&mut con, "BF.MERGE d 1 a");
+    ok(&mut con, "BF.MERGE d 1 a OVERFILL");
     assert_eq!(info_field(&mut con, "d", "SIZE"), size);
     // The config and module argument are validated.
     assert!(err(&mut con, "CONFIG SET bf.merge-max-bytes 0").contains("merge-max-bytes"));
@@ -525,7 +530,10 @@ fn default_bound_keeps_merges_under_100_ms() {
         .zip(data(&mut con, "b"))
         .map(|(x, y)| x | y)
         .collect();
-    for (line, key) in [("BF.MERGE d 2 a b", "d"), ("BF.MERGE a 2 a b", "a")] {
+    for (line, key) in [
+        ("BF.MERGE d 2 a b OVERFILL", "d"),
+        ("BF.MERGE a 2 a b OVERFILL", "a"),
+    ] {
         let us = merge_usec(&mut con, line);
         eprintln!("{line}: {us} µs (sources of {da} and {db} bytes)");
         assert!(us < 100_000, "{line} took {us} µs");
@@ -538,7 +546,7 @@ fn default_bound_keeps_merges_under_100_ms() {
     }
     random_filter(&mut con, "c", 16_000_000, 3);
     assert_eq!(
-        err(&mut con, "BF.MERGE d2 3 a b c"),
+        err(&mut con, "BF.MERGE d2 3 a b c OVERFILL"),
         format!(
             "ERR merge would touch {} bytes, above bf.merge-max-bytes ({default})",
             4 * da
@@ -565,11 +573,11 @@ fn replication_and_aof_replay_give_identical_filters() {
     madd_all(&mut con, "blk", &numbered("k", 700));
     ok(&mut con, "BF.RESERVE blk2 0.01 100 LAYOUT blocked");
     madd_all(&mut con, "blk2", &numbered("k", 1500)[350..]);
-    ok(&mut con, "BF.MERGE new 3 a b c");
-    ok(&mut con, "BF.MERGE b 2 a c");
-    ok(&mut con, "BF.MERGE blk 1 blk2");
+    ok(&mut con, "BF.MERGE new 3 a b c OVERFILL");
+    ok(&mut con, "BF.MERGE b 2 a c OVERFILL");
+    ok(&mut con, "BF.MERGE blk 1 blk2 OVERFILL");
     madd_all(&mut con, "e", &numbered("e", 100));
-    ok(&mut con, "BF.MERGE e 2 e a");
+    ok(&mut con, "BF.MERGE e 2 e a OVERFILL");
     err(&mut con, "BF.MERGE e 1 blk");
     primary.wait_for_offset(&replica);
     let digest = primary.digest();
@@ -630,9 +638,9 @@ fn keyspace_event_and_info_gauges() {
     pubsub.psubscribe("__keyevent@*__:bf.merge").unwrap();
     madd_all(&mut con, "a", &numbered("a", 1000));
     madd_all(&mut con, "b", &numbered("b", 200));
-    ok(&mut con, "BF.MERGE d 2 a b");
+    ok(&mut con, "BF.MERGE d 2 a b OVERFILL");
     err(&mut con, "BF.MERGE d 1 nope");
-    ok(&mut con, "BF.MERGE b 1 a");
+    ok(&mut con, "BF.MERGE b 1 a OVERFILL");
     ok(&mut con, "BF.MERGE b 1 b");
     let mut events = Vec::new();
     while let Ok(m) = pubsub.get_message() {
@@ -715,6 +723,11 @@ fn acl_categories_and_command_table() {
         q(&mut con, "COMMAND GETKEYS BF.MERGE d 3 a b c"),
         "[\"d\",\"a\",\"b\",\"c\"]"
     );
+    // OVERFILL is no key (numkeys says so).
+    assert_eq!(
+        q(&mut con, "COMMAND GETKEYS BF.MERGE d 2 a b OVERFILL"),
+        "[\"d\",\"a\",\"b\"]"
+    );
     // COMMAND DOCS.
     let mut con3 = s.conn_resp3();
     let docs = field(
@@ -725,7 +738,11 @@ fn acl_categories_and_command_table() {
     assert_eq!(text(&field(&docs, "module")), "bf");
     let args = items_of(field(&docs, "arguments"));
     let names: Vec<String> = args.iter().map(|a| text(&field(a, "name"))).collect();
-    assert_eq!(names, ["destination", "numkeys", "source"]);
+    assert_eq!(names, ["destination", "numkeys", "source", "overfill"]);
+    assert_eq!(text(&field(&args[3], "token")), "OVERFILL");
+    assert!(items_of(field(&args[3], "flags"))
+        .iter()
+        .any(|f| text(f) == "optional"));
     assert_eq!(text(&field(&args[0], "type")), "key");
     assert_eq!(field(&args[0], "key_spec_index"), Value::Int(0));
     assert_eq!(text(&field(&args[1], "type")), "integer");
