@@ -93,10 +93,6 @@ pub const PARTS: u32 = 4;
 pub const MAX_PARTS: u32 = 64;
 /// The longest window: 10 years of 365.25 days, in milliseconds.
 pub const MAX_WINDOW_MS: u64 = 315_576_000_000;
-/// Fraction of a generation's error budget its first link gets.
-const FIRST_SHARE: f64 = 0.8;
-/// Fraction its second link gets (scaling; links after it halve it).
-const SECOND_SHARE: f64 = 0.1;
 /// Fixed part of the header.
 const HEADER_FIXED: usize = 48;
 
@@ -146,14 +142,12 @@ pub struct Window {
     gens: Vec<Generation>,
     /// Dropped generations the caller has not taken yet ([`Window::take_retired`]).
     retired: Vec<BloomChain>,
-    /// The shapes of a generation's first and second links, sized once (a
-    /// blocked or paired link's sizing is a bisection of about 2 ms, too much
-    /// for every rotation). Derived, never persisted.
-    shapes: [Cell<Option<LinkShape>>; 2],
-    /// The last link sized after a generation's second (the shape after, its
-    /// link count, the shape): a generation at a limit is asked again for
-    /// every refused item, and must not be sized again each time.
-    grown: Cell<Option<(LinkShape, usize, LinkShape)>>,
+    /// The error rates sized for blocked and paired links (`window/sizing.rs`;
+    /// derived, never persisted).
+    shapes: sizing::SizeCache,
+    /// The one sized last: a steady stream's generations ask for the same
+    /// first-link error rate at every rotation.
+    grown: Cell<Option<sizing::Template>>,
 }
 
 /// Limits that never refuse (a window checks its own, over all generations).
@@ -206,7 +200,10 @@ impl Window {
             shapes: Default::default(),
             grown: Cell::new(None),
         };
-        let first = w.link_shape(None)?;
+        let first = w.shape(
+            capacity.div_ceil(u64::from(PARTS)).max(1),
+            w.steady_error(),
+        )?;
         let steady = u64::from(w.parts) + 1;
         if steady > u64::from(limits.max_links.min(MAX_LINKS_CEILING)) {
             return Err(BloomError::MaxLinks);
@@ -457,7 +454,7 @@ impl Window {
         }
         let seen = older(self, &mut masks);
         if !newest_current {
-            let shape = self.link_shape(None)?;
+            let shape = self.first_link(cur)?;
             self.check_room(&shape, limits)?;
             let mut chain = BloomChain::empty(self.expansion.max(1));
             chain.push_owned_link(shape)?;
@@ -475,7 +472,8 @@ impl Window {
                 if self.expansion == 0 && n >= 2 {
                     return Err(BloomError::Full);
                 }
-                let shape = self.link_shape(Some((&last, n)))?;
+                let items = self.gens.last().map_or(0, |g| g.chain.items());
+                let shape = self.next_link(cur, now, &last, n, items)?;
                 self.check_room(&shape, limits)?;
                 if let Some(g) = self.gens.last_mut() {
                     g.chain.push_owned_link(shape)?;
@@ -493,59 +491,6 @@ impl Window {
     /// Links of the newest generation.
     fn gen_links(&self) -> usize {
         self.gens.last().map_or(0, |g| g.chain.links().len())
-    }
-
-    /// The shape of a generation's next link: the first (`None`), or the one
-    /// after `last`, the generation's `n`-th link.
-    fn link_shape(&self, after: Option<(&LinkShape, usize)>) -> Result<LinkShape, BloomError> {
-        let cached = match after {
-            None => self.shapes.first(),
-            Some((_, 1)) => self.shapes.get(1),
-            Some((last, n)) => {
-                if let Some((l, m, shape)) = self.grown.get() {
-                    if l == *last && m == n {
-                        return Ok(shape);
-                    }
-                }
-                let shape = self.size_link(after)?;
-                self.grown.set(Some((*last, n, shape)));
-                return Ok(shape);
-            }
-        };
-        if let Some(c) = cached {
-            if let Some(shape) = c.get() {
-                return Ok(shape);
-            }
-            let shape = self.size_link(after)?;
-            c.set(Some(shape));
-            return Ok(shape);
-        }
-        self.size_link(after)
-    }
-
-    /// [`link_shape`](Self::link_shape) without the cache.
-    fn size_link(&self, after: Option<(&LinkShape, usize)>) -> Result<LinkShape, BloomError> {
-        let parts = u64::from(self.parts.max(1));
-        let budget = self.error / (f64::from(self.parts) + 1.0);
-        let share = self.capacity.div_ceil(parts).max(1);
-        let (entries, error) = match after {
-            None => (share, budget * FIRST_SHARE),
-            // NONSCALING: the rest of a window's capacity, with the rest of the
-            // budget. Scaling: one more share (a stream a little over `capacity`
-            // costs one share, not three), then growth by `expansion`.
-            Some((_, 1)) if self.expansion == 0 => (
-                share.saturating_mul(parts - 1).max(1),
-                budget * (1.0 - FIRST_SHARE),
-            ),
-            Some((_, 1)) => (share, budget * SECOND_SHARE),
-            Some((last, _)) => (
-                last.entries
-                    .checked_mul(u64::from(self.expansion.max(1)))
-                    .ok_or(BloomError::MemoryCap)?,
-                last.error * 0.5,
-            ),
-        };
-        LinkShape::with_layout(entries, error, self.layout, false)
     }
 
     /// Refuses a new link that would pass the limits (over all generations).
@@ -650,5 +595,6 @@ impl Window {
 }
 
 mod encoding;
+mod sizing;
 #[cfg(test)]
 mod tests;
