@@ -14,7 +14,7 @@
 //! | `swing30` | `0.99·r·(1 + 0.3·sin(2π t/W))`: ±30% within the window |
 //! | `swing20` | `0.9·r·(1 + 0.2·sin(2π t/(W/3)))`: 90% of capacity, ±20%, period W/3 |
 //! | `poisson` | Poisson counts per step, mean `0.95·r` |
-//! | `batches` | `capacity/62` items at once, once per second (`W/60`) at a random time within it |
+//! | `batches` | `capacity/52` items at once, once per `W/50` (1.2 s) at a random time within it |
 //! | `batches20` | `capacity/22` items at once, once per `W/20` at a random time within it |
 //! | `half` | `r / 2` (also compared with a plain filter of half the capacity) |
 //! | `peak130` | `r·(1 + 0.3·sin(2π t/(2W)))`: peaks at 1.3x (windows of up to 1.19x capacity) |
@@ -56,18 +56,15 @@ fn arrivals(pattern: &str, cap: u64, t: u64, acc: &mut f64, rng: &mut SplitMix) 
         "peak130" => r * (1.0 + 0.3 * (x / 2.0).sin()),
         "poisson" => return poisson(0.95 * r, rng),
         "batches" | "batches20" => {
-            // One batch per slot (W/60, or W/20 for `batches20`), at a random
-            // time within it (so a window holds at most 61, or 21, batches).
-            let per = if pattern == "batches" { 60 } else { 20 };
+            // One batch per slot (W/50, or W/20 for `batches20`), at a random
+            // time within it (so a window holds at most 51, or 21, batches).
+            let per = if pattern == "batches" { 50 } else { 20 };
             let slot = W / per;
-            let (s, off) = (t / slot, t % slot);
-            let mut z = SplitMix(s.wrapping_mul(0x9E37) ^ 0xba7c);
-            let at = z.next() % slot;
-            return if off <= at && at < off + STEP {
-                cap / (per + 2)
-            } else {
-                0
-            };
+            let at = |s: u64| s * slot + SplitMix(s.wrapping_mul(0x9E37) ^ 0xba7c).next() % slot;
+            let hits = (t / slot..=(t + STEP - 1) / slot)
+                .filter(|&s| (t..t + STEP).contains(&at(s)))
+                .count() as u64;
+            return hits * (cap / (per + 2));
         }
         _ => panic!("unknown pattern {pattern}"),
     };
@@ -148,13 +145,6 @@ fn main() {
                 per_step.push(n);
                 let from = per_step.len().saturating_sub((W / STEP) as usize);
                 most_window = most_window.max(per_step[from..].iter().sum());
-                if std::env::var("WDEBUG").is_ok() && t >= 2 * W && f.mem_usage() > settled {
-                    eprintln!("{pat} t={t} mem {}", f.mem_usage());
-                    for (i, c) in f.generation_list() {
-                        let v: Vec<_> = c.links().iter().map(|l| (l.items(), l.shape().entries, format!("{:.2e}", l.shape().error), l.shape().bits)).collect();
-                        eprintln!("  gen {i}: {v:?}");
-                    }
-                }
                 most = most.max(f.mem_usage());
                 if t >= 2 * W {
                     settled = settled.max(f.mem_usage());
@@ -194,7 +184,10 @@ fn main() {
                 .int("probes", probes);
             if pat == "half" {
                 row.num("ratio_to_actual", settled as f64 / plain_half as f64)
-                    .num("ratio_to_actual_from_start", most as f64 / plain_half as f64);
+                    .num(
+                        "ratio_to_actual_from_start",
+                        most as f64 / plain_half as f64,
+                    );
             }
             row.emit();
         }

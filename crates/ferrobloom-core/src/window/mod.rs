@@ -200,10 +200,7 @@ impl Window {
             shapes: Default::default(),
             grown: Cell::new(None),
         };
-        let first = w.shape(
-            capacity.div_ceil(u64::from(PARTS)).max(1),
-            w.steady_error(),
-        )?;
+        let first = w.shape(capacity.div_ceil(u64::from(PARTS)).max(1), w.steady_error())?;
         let steady = u64::from(w.parts) + 1;
         if steady > u64::from(limits.max_links.min(MAX_LINKS_CEILING)) {
             return Err(BloomError::MaxLinks);

@@ -6,6 +6,8 @@ use super::*;
 use crate::bloom::Limits;
 use crate::filter::BloomFilter;
 
+mod memory;
+
 /// splitmix64 (fixed seeds).
 struct Mix(u64);
 impl Mix {
@@ -297,7 +299,7 @@ fn window_memory_ratios() {
 }
 
 /// Memory does not grow with the filter's age: 60 windows of a steady stream
-/// stay at the size of the first few.
+/// stay within the size of the first few.
 #[test]
 fn window_memory_does_not_grow_with_age() {
     let (w, cap) = (400u64, 4_000u64);
@@ -317,7 +319,7 @@ fn window_memory_does_not_grow_with_age() {
             late = late.max(f.mem_usage());
         }
     }
-    assert_eq!(late, early);
+    assert!(late <= early, "{late} after 3 windows, {early} before");
     assert!(f.gens.len() <= 5 && f.link_count() <= 5);
 }
 
@@ -509,7 +511,10 @@ fn window_header_rejects_corruption_and_limits() {
 /// new link), leaving the filter unchanged apart from drops.
 #[test]
 fn window_limits() {
-    let first = LinkShape::new(250, 0.01 / 5.0 * 0.8).unwrap().bytes();
+    // A steady generation: a share at 0.96 of its budget (`sizing.rs`).
+    let first = LinkShape::new(250, 0.01 * 0.97 / 5.0 * 0.98)
+        .unwrap()
+        .bytes();
     let steady = 32 + 5 * (64 + first);
     let cap = |b| Limits {
         max_bytes: b,
