@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod limits;
+mod memory;
 mod persistence;
 
 use std::collections::HashMap;

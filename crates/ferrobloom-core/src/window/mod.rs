@@ -11,7 +11,9 @@
 //! generation that is no longer live is dropped (whole, O(1) main-thread work:
 //! its bit arrays are handed back to the caller, which frees them off the main
 //! thread when large). Generations are created lazily, on the first item of
-//! their time span, with lazily zeroed memory (`bits.rs`).
+//! their time span, with zeroed memory (`bits.rs`; resident from the start
+//! below 1 MiB and when the allocator reuses freed pages: docs/windowed.md,
+//! "Resident memory").
 //!
 //! Guarantees (tested in `window/tests.rs` with an injected clock):
 //! 1. *No false negatives inside the window:* an item added at `t` is in
@@ -20,32 +22,51 @@
 //! 2. *It forgets:* `n <= K·t/W`, so at `now >= t + W + W/K = t + W·(1 + s)` the
 //!    generation is not live and the item answers like a never-added one.
 //! 3. *Bounded false positives:* at most `K + 1` generations are live at any
-//!    moment, and each one is a chain whose false-positive rate stays at or below
-//!    `p_g = p / (K + 1)` however many items it got (first link at `0.8·p_g`, then
-//!    `0.1·p_g`, `0.05·p_g`, ...; a non-scaling one `0.8·p_g` and `0.2·p_g`), so
-//!    the union stays at or below `p`.
+//!    moment, and the rates their links answer with sum to at most `0.97·p`:
+//!    a new generation's links may take what the older ones leave (each link
+//!    counts the rate it answers with the items it holds, by the model its
+//!    layout is sized with), so the union stays at or below `p` however the
+//!    items are spread (`window/sizing.rs`, `Window::limit`).
 //!
-//! Sizing: each generation's first link holds `ceil(capacity / K)` items (a
-//! generation's share of a steady stream). Beyond that share a scaling
-//! generation opens a second link of one more share, then links that grow by
-//! `expansion` with half the previous error: a stream a little over `capacity`
-//! costs one share per generation, and a whole window's capacity at once fits
-//! in three links at the default expansion (1 + 1 + 2 shares). A NONSCALING
-//! generation's second link holds the rest of a window's capacity
-//! (`(K-1)·share`) and then it refuses with "non scaling filter is full" (a
-//! generation holds at most `K·share >= capacity` items).
+//! # Sizing (`window/sizing.rs`; every number measured by `window/tests/memory.rs`
+//! and `examples/bench_window_memory.rs`, table in docs/windowed.md)
+//! A generation's first link is sized when its first item arrives, from the
+//! generations held (a pure function of the filter's state, which replicas and
+//! AOF replays share, and of the write's time):
+//! - *Items:* the busiest of the last `K` generations plus 5%, but no more
+//!   than the room the last `K - 1` leave in a window (`capacity` minus their
+//!   items: a stream that keeps to the capacity cannot put more in this one,
+//!   so a stream swinging ±30% within the window is sized exactly); with less
+//!   than a window of history, twice the busiest (at most a share
+//!   `capacity/K`); none, a share; over the capacity, the last generation's
+//!   count and its trend.
+//! - *Error:* `T·B - r` with `B = 0.97·p/(K+1)`, `r = 0.1·B` kept for growth,
+//!   `T = 1.08` (every generation full: `K·(T - r) + T = K + 1`) plus a quarter
+//!   of what the generations held left of their own `T·B`, at most the limit.
 //!
-//! Memory (BF.INFO `Size`, measured by `window::tests::memory_ratios`, ratio to a
-//! plain scaling filter of the same capacity and error holding `capacity` items):
+//! A generation that outgrows its first link opens links sized by its own rate
+//! so far over the rest of its span (plus 25%, at most a share, then the
+//! previous link times the expansion), each at half of what the limit leaves; a
+//! NONSCALING generation's second link holds the rest of a window's capacity
+//! and then it refuses with "non scaling filter is full".
 //!
-//! | error | steady stream (5 live generations) | burst (capacity at once) |
-//! |---|---|---|
-//! | 1% | 1.54 | 1.62 |
-//! | 0.1% | 1.48 | 1.46 |
+//! Memory (BF.INFO `Size` from the third window on, ratio to a plain scaling
+//! filter of the same capacity and error holding `capacity` items; paired
+//! links; streams not aligned to the generations; `make bench` part `window`):
 //!
-//! (paired links, the default; steady with classic links 1.52 and 1.44.) A
-//! stream 1% over `capacity` per window: 3.60 and 3.34 (a second link of three
-//! shares, as before this sizing, made it 7.7 at 1%).
+//! | stream | 1% before | 1% | 0.1% before | 0.1% |
+//! |---|---|---|---|---|
+//! | steady at the capacity | 1.54 | 1.52 | 1.48 | 1.46 |
+//! | ±30% within the window | 2.78 | 1.58 | 2.59 | 1.52 |
+//! | Poisson, 0.95x capacity | 1.54 | 1.46 | 1.48 | 1.41 |
+//! | batches every W/50 | 1.54 | 1.53 | 1.48 | 1.47 |
+//! | half the capacity (vs a plain filter of half) | 3.08 | 1.56 | 2.96 | 1.49 |
+//! | peaks 1.3x the capacity | 3.19 | 1.85 | 2.97 | 1.80 |
+//!
+//! Costs: 5% headroom on a rate-sized first link; a generation that gets
+//! more than its first link opens a link at a fifth to a half of the bits per
+//! item (its error is a share of the reserve); batches of a twentieth of the
+//! capacity (4 to 6 per generation) reach 1.72x at 1%.
 //!
 //! # Speed
 //! Links are paired by default (`bloom.rs`: an item's probes in two 512-bit

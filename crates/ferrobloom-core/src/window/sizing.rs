@@ -39,7 +39,7 @@ const HEADROOM: f64 = 1.05;
 /// of its span, times this.
 const PROJECTION_HEADROOM: f64 = 1.25;
 /// Error rates are rounded down to a grid of this many steps per halving
-/// (4.4% apart), so that the few rates in use are sized once each.
+/// (1.1% apart), so that the few rates in use are sized once each.
 const GRID_STEPS: f64 = 64.0;
 /// Size of the cache of error rates sized for blocked and paired links.
 const CACHE: usize = 16;
@@ -58,14 +58,17 @@ pub(super) struct Template {
 }
 
 /// Derived, never persisted: the error rates sized so far, and the last
-/// [`Window::limit`] (a generation at a memory limit is asked again for every
+/// [`Window::limit`] and [`Window::target`] (a generation at a memory limit is asked again for every
 /// refused item, with the same older generations held: keyed by the
 /// generation, how many are held and the oldest's index).
 #[derive(Default)]
 pub(super) struct SizeCache {
     templates: RefCell<Vec<Template>>,
-    limit: Cell<Option<((u64, usize, u64), f64)>>,
+    limit: Cell<Option<(LimitKey, (f64, f64))>>,
 }
+
+/// The generation, how many generations are held and the oldest's index.
+type LimitKey = (u64, usize, u64);
 
 /// The false-positive rate a link answers with the items it holds, by the
 /// model its layout is sized with (`bloom/sizing.rs`): classic
@@ -80,6 +83,11 @@ pub(super) fn link_fpr(l: &crate::bloom::Link) -> f64 {
     }
     let (m, k) = (s.bits as f64, f64::from(s.hashes));
     let line = LINE_BITS as f64;
+    // Blocks holding this many items on average are saturated (a full link's
+    // hold 30-130): rate 1, without summing over a payload's arbitrary load.
+    if 2.0 * line * n / m > 4096.0 {
+        return 1.0;
+    }
     let rate = match s.layout {
         BloomLayout::Blocked => BLOCKED_MODEL * block_moments(line * n / m, k, k, 0.0).0,
         BloomLayout::Paired => {
@@ -123,22 +131,22 @@ impl Window {
         self.error * MARGIN
     }
 
-    /// The per-generation budget `B = 0.95·p / (K + 1)`.
+    /// The per-generation budget `B = 0.97·p / (K + 1)`.
     fn budget(&self) -> f64 {
         self.union() / (f64::from(self.parts) + 1.0)
     }
 
-    /// The error rate of a steady generation's first link, `T(1) - r`
-    /// (`0.96·p/5` at `K = 4`; the grid's base, and what creation checks the
+    /// The error rate of a steady generation's first link, `(T - r)·B`
+    /// (`0.98·B` at `K = 4`; the grid's base, and what creation checks the
     /// limits with).
     pub(super) fn steady_error(&self) -> f64 {
-        (Self::target_at(1.0, self.parts) - RESERVE) * self.budget()
+        (Self::steady_part(self.parts) - RESERVE) * self.budget()
     }
 
-    /// `T(1)` in parts of `B`: the part of the budget every generation's
-    /// links may take when all fill their first link exactly:
-    /// `K·(T - r) + T = K + 1`, so `T = (K + 1 + K·r)/(K + 1)` (1.16 at `K = 4`).
-    fn target_at(_rho: f64, parts: u32) -> f64 {
+    /// `T` in parts of `B`: the part of the budget every generation's links
+    /// may take when all fill their first link exactly: `K·(T - r) + T = K + 1`,
+    /// so `T = (K + 1 + K·r)/(K + 1)` (1.08 at `K = 4`).
+    fn steady_part(parts: u32) -> f64 {
         let k = f64::from(parts.max(1));
         (k + 1.0 + k * RESERVE) / (k + 1.0)
     }
@@ -154,14 +162,7 @@ impl Window {
     /// (a new filter, a pause) leave nothing: a new filter's first
     /// generations get `T(1)·B` like any other.
     fn target(&self, cur: u64) -> f64 {
-        let t = Self::target_at(1.0, self.parts) * self.budget();
-        let slack: f64 = self
-            .gens
-            .iter()
-            .filter(|g| g.index < cur)
-            .map(|g| (t - g.chain.links().iter().map(link_fpr).sum::<f64>()).max(0.0))
-            .sum();
-        (t + SLACK_SHARE * slack).min(self.limit(cur))
+        self.budgets(cur).1
     }
 
     /// The most error the links of generation `cur` may ever take together,
@@ -180,19 +181,26 @@ impl Window {
     ///   `p - (K+1-j)·f`, so by induction `L >= f` for every generation: one
     ///   that took much never leaves the next one starving.
     ///
-    /// A generation's first link takes at most `(1 + 0.6/K)·B - RESERVE·B`
-    /// of it (even parts are the cheapest: bits go with `ln(1/error)`, and
-    /// uneven parts circulate: each generation inherits what the one `K + 1`
-    /// before it left); its growth links half of what is left each.
+    /// A generation's first link takes `T - r` of its target
+    /// ([`Window::target`]; even parts are the cheapest: bits go with
+    /// `ln(1/error)`, and uneven parts circulate: each generation inherits
+    /// what the one `K + 1` before it left); its growth links half of what
+    /// the limit leaves each.
     pub(super) fn limit(&self, cur: u64) -> f64 {
+        self.budgets(cur).0
+    }
+
+    /// [`Window::limit`] and [`Window::target`] of generation `cur`, computed
+    /// once while the same older generations are held.
+    fn budgets(&self, cur: u64) -> (f64, f64) {
         let key = (
             cur,
             self.gens.len(),
             self.gens.first().map_or(0, |g| g.index),
         );
-        if let Some((k, l)) = self.shapes.limit.get() {
+        if let Some((k, lt)) = self.shapes.limit.get() {
             if k == key {
-                return l;
+                return lt;
             }
         }
         let b = self.budget();
@@ -218,8 +226,11 @@ impl Window {
         }
         // The terms keep `l >= f` (a payload written by other rules may not).
         let l = l.max(f);
-        self.shapes.limit.set(Some((key, l)));
-        l
+        let t = Self::steady_part(self.parts) * b;
+        let slack: f64 = ests.iter().map(|(_, e)| (t - e).max(0.0)).sum();
+        let lt = (l, (t + SLACK_SHARE * slack).min(l));
+        self.shapes.limit.set(Some((key, lt)));
+        lt
     }
 
     /// The first link of a new generation `cur` (the other generations held
@@ -268,7 +279,11 @@ impl Window {
             let c1 = counts.first().copied().unwrap_or(0);
             let c2 = counts.get(1).copied().unwrap_or(c1);
             let trend = c1.saturating_mul(2).saturating_sub(c2);
-            grow(trend.clamp(c1.div_ceil(2), c1.saturating_mul(2)))
+            if c1 == 0 {
+                grow(most)
+            } else {
+                trend.clamp(c1.div_ceil(2), c1.saturating_mul(2))
+            }
         };
         let error = self.on_grid(self.target(cur) - RESERVE * self.budget());
         self.shape(entries.max(1), error)
@@ -277,10 +292,11 @@ impl Window {
     /// The link after `last` (the generation's `n`-th) when a write at `now`
     /// finds it full; the generation holds `items`. Non-scaling: the rest of a
     /// window's capacity at the whole reserve. Scaling: the generation's rate so
-    /// far projected over the rest of its span (with headroom), at least an
-    /// eighth of the first link (then the previous link) and at most a share
+    /// far projected over the rest of its span (with headroom), at least a
+    /// 32nd of the first link (then the previous link) and at most a share
     /// (then the previous link times the expansion, as a plain chain grows), at
-    /// half the previous link's part of the reserve.
+    /// half of what the generation's limit leaves (at least half the previous
+    /// link's part of the reserve).
     pub(super) fn next_link(
         &self,
         cur: u64,
@@ -335,7 +351,7 @@ impl Window {
     /// `error` rounded down to the grid `steady_error · 2^(-j/16)`.
     fn on_grid(&self, error: f64) -> f64 {
         let base = self.steady_error();
-        if !(error > 0.0) {
+        if error.is_nan() || error <= 0.0 {
             return base * 0.5;
         }
         let j = ((error / base).log2() * GRID_STEPS + 1e-9).floor();
