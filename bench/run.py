@@ -1316,8 +1316,8 @@ def part_window(args, env):
             with open(os.path.join(a.out, "window.json")) as f:
                 old = json.load(f)
             res = {k: v for k, v in old["result"].items() if k != "patterns"}
-            res["speed_from"] = old.get("speed_from") or {"date": old["env"]["date"],
-                                                          "commit": old["env"]["commit"]}
+            res["speed_from"] = old["result"].get("speed_from") or {
+                "date": old["env"]["date"], "commit": old["env"]["commit"]}
         except (OSError, KeyError, ValueError):
             res = {"rows": [], "batch_items": a.batch_items, "calls": a.batch_calls,
                    "rounds": a.rounds, "error": 0.01, "redisbloom": False}
