@@ -276,8 +276,10 @@ fn window_memory_ratios() {
         );
         assert!(steady <= 1.6, "steady ratio {steady} at {p}");
         assert!(burst <= 2.0, "burst ratio {burst} at {p}");
-        // A stream 1% over `capacity`: every generation opens its second link,
-        // one more share (it was three more: 7.6x at 1%).
+        // A stream 1% over `capacity`, aligned to the generations, over its
+        // first two windows (sized by a share, then by its count and trend):
+        // 2.72x at 1% and 2.57x at 0.1% (the earlier sizing, a second link of
+        // one more share: 3.60x and 3.34x; of three more: 7.6x).
         let mut o = window(cap, p, 2, w);
         let mut over = 0u64;
         for g in 0..8u64 {
@@ -294,7 +296,7 @@ fn window_memory_ratios() {
         }
         let over = over as f64 / plain;
         println!("p={p}: a stream 1% over capacity: ratio {over:.3}");
-        assert!(over <= 4.0, "over-capacity ratio {over} at {p}");
+        assert!(over <= 3.0, "over-capacity ratio {over} at {p}");
     }
 }
 
