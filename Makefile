@@ -156,7 +156,7 @@ bench: deps
 	  || { [ "$$(command -v $(PYTHON))" = /usr/bin/python3 ] && \
 	       $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-matplotlib >/dev/null; } \
 	  || echo "bench: no matplotlib: tables only"; }
-	$(CARGO) build --release -p ferrobloom-core --example bench_core --example bench_accuracy --example bench_memref --example bench_window
+	$(CARGO) build --release -p ferrobloom-core --example bench_core --example bench_accuracy --example bench_memref --example bench_window --example bench_window_memory
 	$(CARGO) build --release
 	@mkdir -p $(CARGO_TARGET_DIR)/bench && cp -f $(MODULE_BUILT) $(CARGO_TARGET_DIR)/bench/$(MODULE_NAME)
 	@rb=$$(scripts/peers.sh redisbloom 2>/dev/null | sed -n 's/^redisbloom=//p'); \

@@ -22,7 +22,8 @@ The summary is rebuilt from every <part>.json present, so re-running one part
 
 The module and the examples must be built first (the Makefile's bench target does it):
   cargo build --release -p ferrobloom-core --example bench_core \
-      --example bench_accuracy --example bench_memref --example bench_window
+      --example bench_accuracy --example bench_memref --example bench_window \
+      --example bench_window_memory
   cargo build --release            # the module (the only crate that uses Redis' allocator)
   python3 bench/run.py --module $CARGO_TARGET_DIR/release/libferrobloom.so \
       --examples $CARGO_TARGET_DIR/release/examples
@@ -1308,6 +1309,20 @@ def part_window(args, env):
     stream in real time (a quarter of the capacity per generation, six generations, so
     five are live), then lookups, memory and the false-positive rate."""
     a = args
+    patterns = part_window_patterns(a)
+    if not a.window_speed:
+        # Only the arrival patterns: the server rows of the committed run stay.
+        try:
+            with open(os.path.join(a.out, "window.json")) as f:
+                old = json.load(f)
+            res = {k: v for k, v in old["result"].items() if k != "patterns"}
+            res["speed_from"] = old["result"].get("speed_from") or {
+                "date": old["env"]["date"], "commit": old["env"]["commit"]}
+        except (OSError, KeyError, ValueError):
+            res = {"rows": [], "batch_items": a.batch_items, "calls": a.batch_calls,
+                   "rounds": a.rounds, "error": 0.01, "redisbloom": False}
+        res["patterns"] = patterns
+        return res
     bsz = a.batch_items
     srv = Server(a, "window")
     c = srv.client()
@@ -1450,7 +1465,58 @@ def part_window(args, env):
         srv.close()
         if rb:
             rb.close()
+    res["patterns"] = patterns
     return res
+
+
+WINDOW_PATTERNS = [
+    ("steady", "the capacity per window"),
+    ("swing30", "0.99x capacity, ±30% over a window (sine)"),
+    ("swing20", "0.9x capacity, ±20% over a third of a window"),
+    ("poisson", "Poisson counts, mean 0.95x capacity"),
+    ("batches", "capacity/52 at once every W/50"),
+    ("batches20", "capacity/22 at once every W/20"),
+    ("half", "half the capacity"),
+    ("peak130", "±30% around the capacity over two windows (peaks 1.3x)"),
+]
+
+
+def part_window_patterns(a):
+    """Memory and false positives per arrival pattern, in process with an injected clock
+    (crates/ferrobloom-core/examples/bench_window_memory.rs): streams not aligned to
+    generation boundaries, at 1% and 0.1%."""
+    cap, windows, probes = (20_000, 4, 10_000) if a.quick else (a.window_pattern_capacity, 10, 100_000)
+    rows = run_example(a, "bench_window_memory", "--capacity", cap, "--windows", windows,
+                       "--probes", probes, "--errors", "0.01,0.001")
+    return {"capacity": cap, "windows": windows, "probes": probes, "rows": rows}
+
+
+def render_window_patterns(pat):
+    if not pat or not pat.get("rows"):
+        return ""
+    desc = dict(WINDOW_PATTERNS)
+    rows = []
+    for r in pat["rows"]:
+        ratio = f"{r['ratio']:.2f}x"
+        if "ratio_to_actual" in r:
+            ratio += f" ({r['ratio_to_actual']:.2f}x of half)"
+        rows.append([r["pattern"], desc.get(r["pattern"], ""), f"{r['error']:g}",
+                     f"{r['most_in_a_window'] / r['capacity']:.3f}",
+                     f"{r['bits_per_item']:.2f}", f"{r['plain_bits_per_item']:.2f}", ratio,
+                     f"{r['ratio_from_start']:.2f}x", str(r["links"]),
+                     f"{r['fp_worst']:.4%}", f"{r['fp_mean']:.4%}"])
+    hdr = ["pattern", "stream", "error", "most in a window ÷ capacity", "bits/item",
+           "plain bits/item", "memory vs plain", "from the start", "links",
+           "FPR worst", "FPR mean"]
+    return (f"### Memory and false positives per arrival pattern\n\n"
+            f"In process (`examples/bench_window_memory.rs`, injected clock): a windowed filter "
+            f"of {fmt_items(pat['capacity'])} per window of 60 s (paired links) gets each stream "
+            f"for {pat['windows']} windows from 12.345 s past a generation boundary, in steps of "
+            f"100 ms. Memory: the largest BF.INFO Size from the third window on ÷ a plain "
+            f"scaling filter of the same capacity and error holding the capacity (bits/item: "
+            f"÷ capacity); \"from the start\": the largest over the whole run. FPR: "
+            f"{pat['probes']} never-added items at the fullest moment of every generation after "
+            f"the first window.\n\n" + table(hdr, rows))
 
 
 def send_raw(port, data, n_cmds):
@@ -1463,6 +1529,18 @@ def send_raw(port, data, n_cmds):
 
 
 def render_window(res):
+    pat = render_window_patterns(res.get("patterns"))
+    if pat:
+        pat = "\n\n" + pat
+    speed = ""
+    if res.get("speed_from"):
+        speed = (f"_Server rows from the run of {res['speed_from']['date']}, commit "
+                 f"{res['speed_from']['commit']}: this run measured the arrival patterns "
+                 f"only._\n\n")
+    return speed + render_window_speed(res) + pat
+
+
+def render_window_speed(res):
     rows = []
     for r in res["rows"]:
         f, l, b, p = r["fill_ns"], r["lookup_ns"], r["bits_per_item"], r["fpr"]
@@ -1554,6 +1632,11 @@ def main():
     g = ap.add_argument_group("window")
     g.add_argument("--window-capacities", default="1000000,10000000", help="items per window")
     g.add_argument("--window-probes", type=int, default=1_000_000)
+    g.add_argument("--window-speed", action=argparse.BooleanOptionalAction, default=True,
+                   help="the server part (--no-window-speed: the arrival patterns only, keeping "
+                        "the committed server rows)")
+    g.add_argument("--window-pattern-capacity", type=int, default=200_000,
+                   help="items per window of the arrival-pattern filters")
     g.add_argument("--window-seconds", type=float, default=60.0,
                    help="the window; a quarter of it must hold a quarter's fill plus the lookups")
     g = ap.add_argument_group("persistence")

@@ -10,9 +10,21 @@ use super::*;
 fn window_limits_on_every_path() {
     let s = Server::start();
     let mut con = s.conn();
-    let items = build(&mut con, "w");
-    assert!(!items.is_empty());
+    // A filter of some 12 KB: the cap below its size must pass the config's
+    // minimum of 4096 bytes (generations are sized by the stream).
+    let ok: String = exec(
+        &mut con,
+        &["BF.RESERVE", "w", "0.01", "4000", "WINDOW", "600"],
+    )
+    .unwrap();
+    assert_eq!(ok, "OK");
+    for g in 0..8 {
+        set_clock(&mut con, g * W_MS / 4);
+        let batch: Vec<String> = (0..1200).map(|i| item(&format!("w{g}"), i)).collect();
+        madd(&mut con, "w", &batch);
+    }
     let size = info_int(&mut con, "w", "SIZE");
+    assert!(size > 4097, "{size}");
     let dump: Vec<u8> = redis::cmd("DUMP").arg("w").query(&mut con).unwrap();
     let header: (i64, Vec<u8>) = redis::cmd("BF.SCANDUMP")
         .arg("w")

@@ -10,6 +10,7 @@
 mod common;
 mod limits;
 mod live;
+mod memory;
 mod persistence;
 
 use std::collections::HashMap;

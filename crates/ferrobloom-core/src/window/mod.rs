@@ -11,7 +11,9 @@
 //! generation that is no longer live is dropped (whole, O(1) main-thread work:
 //! its bit arrays are handed back to the caller, which frees them off the main
 //! thread when large). Generations are created lazily, on the first item of
-//! their time span, with lazily zeroed memory (`bits.rs`).
+//! their time span, with zeroed memory (`bits.rs`; resident from the start
+//! below 1 MiB and when the allocator reuses freed pages: docs/windowed.md,
+//! "Resident memory").
 //!
 //! Guarantees (tested in `window/tests.rs` with an injected clock):
 //! 1. *No false negatives inside the window:* an item added at `t` is in
@@ -20,32 +22,51 @@
 //! 2. *It forgets:* `n <= K·t/W`, so at `now >= t + W + W/K = t + W·(1 + s)` the
 //!    generation is not live and the item answers like a never-added one.
 //! 3. *Bounded false positives:* at most `K + 1` generations are live at any
-//!    moment, and each one is a chain whose false-positive rate stays at or below
-//!    `p_g = p / (K + 1)` however many items it got (first link at `0.8·p_g`, then
-//!    `0.1·p_g`, `0.05·p_g`, ...; a non-scaling one `0.8·p_g` and `0.2·p_g`), so
-//!    the union stays at or below `p`.
+//!    moment, and the rates their links answer with sum to at most `0.97·p`:
+//!    a new generation's links may take what the older ones leave (each link
+//!    counts the rate it answers with the items it holds, by the model its
+//!    layout is sized with), so the union stays at or below `p` however the
+//!    items are spread (`window/sizing.rs`, `Window::limit`).
 //!
-//! Sizing: each generation's first link holds `ceil(capacity / K)` items (a
-//! generation's share of a steady stream). Beyond that share a scaling
-//! generation opens a second link of one more share, then links that grow by
-//! `expansion` with half the previous error: a stream a little over `capacity`
-//! costs one share per generation, and a whole window's capacity at once fits
-//! in three links at the default expansion (1 + 1 + 2 shares). A NONSCALING
-//! generation's second link holds the rest of a window's capacity
-//! (`(K-1)·share`) and then it refuses with "non scaling filter is full" (a
-//! generation holds at most `K·share >= capacity` items).
+//! # Sizing (`window/sizing.rs`; every number measured by `window/tests/memory.rs`
+//! and `examples/bench_window_memory.rs`, table in docs/windowed.md)
+//! A generation's first link is sized when its first item arrives, from the
+//! generations held (a pure function of the filter's state, which replicas and
+//! AOF replays share, and of the write's time):
+//! - *Items:* the busiest of the last `K` generations plus 5%, but no more
+//!   than the room the last `K - 1` leave in a window (`capacity` minus their
+//!   items: a stream that keeps to the capacity cannot put more in this one,
+//!   so a stream swinging ±30% within the window is sized exactly); with less
+//!   than a window of history, twice the busiest (at most a share
+//!   `capacity/K`); none, a share; over the capacity, the last generation's
+//!   count and its trend.
+//! - *Error:* `T·B - r` with `B = 0.97·p/(K+1)`, `r = 0.1·B` kept for growth,
+//!   `T = 1.08` (every generation full: `K·(T - r) + T = K + 1`) plus a quarter
+//!   of what the generations held left of their own `T·B`, at most the limit.
 //!
-//! Memory (BF.INFO `Size`, measured by `window::tests::memory_ratios`, ratio to a
-//! plain scaling filter of the same capacity and error holding `capacity` items):
+//! A generation that outgrows its first link opens links sized by its own rate
+//! so far over the rest of its span (plus 25%, at most a share, then the
+//! previous link times the expansion), each at half of what the limit leaves; a
+//! NONSCALING generation's second link holds the rest of a window's capacity
+//! and then it refuses with "non scaling filter is full".
 //!
-//! | error | steady stream (5 live generations) | burst (capacity at once) |
-//! |---|---|---|
-//! | 1% | 1.54 | 1.62 |
-//! | 0.1% | 1.48 | 1.46 |
+//! Memory (BF.INFO `Size` from the third window on, ratio to a plain scaling
+//! filter of the same capacity and error holding `capacity` items; paired
+//! links; streams not aligned to the generations; `make bench` part `window`):
 //!
-//! (paired links, the default; steady with classic links 1.52 and 1.44.) A
-//! stream 1% over `capacity` per window: 3.60 and 3.34 (a second link of three
-//! shares, as before this sizing, made it 7.7 at 1%).
+//! | stream | 1% before | 1% | 0.1% before | 0.1% |
+//! |---|---|---|---|---|
+//! | steady at the capacity | 1.54 | 1.52 | 1.48 | 1.46 |
+//! | ±30% within the window | 2.78 | 1.58 | 2.59 | 1.52 |
+//! | Poisson, 0.95x capacity | 1.54 | 1.46 | 1.48 | 1.41 |
+//! | batches every W/50 | 1.54 | 1.53 | 1.48 | 1.47 |
+//! | half the capacity (vs a plain filter of half) | 3.08 | 1.56 | 2.96 | 1.49 |
+//! | peaks 1.3x the capacity | 3.19 | 1.85 | 2.97 | 1.80 |
+//!
+//! Costs: 5% headroom on a rate-sized first link; a generation that gets
+//! more than its first link opens a link at a fifth to a half of the bits per
+//! item (its error is a share of the reserve); batches of a twentieth of the
+//! capacity (4 to 6 per generation) reach 1.72x at 1%.
 //!
 //! # Speed
 //! Links are paired by default (`bloom.rs`: an item's probes in two 512-bit
@@ -109,10 +130,6 @@ pub const PARTS: u32 = 4;
 pub const MAX_PARTS: u32 = 64;
 /// The longest window: 10 years of 365.25 days, in milliseconds.
 pub const MAX_WINDOW_MS: u64 = 315_576_000_000;
-/// Fraction of a generation's error budget its first link gets.
-const FIRST_SHARE: f64 = 0.8;
-/// Fraction its second link gets (scaling; links after it halve it).
-const SECOND_SHARE: f64 = 0.1;
 /// Fixed part of the header.
 const HEADER_FIXED: usize = 48;
 
@@ -169,14 +186,12 @@ pub struct Window {
     gens: Vec<Generation>,
     /// Dropped generations the caller has not taken yet ([`Window::take_retired`]).
     retired: Vec<BloomChain>,
-    /// The shapes of a generation's first and second links, sized once (a
-    /// blocked or paired link's sizing is a bisection of about 2 ms, too much
-    /// for every rotation). Derived, never persisted.
-    shapes: [Cell<Option<LinkShape>>; 2],
-    /// The last link sized after a generation's second (the shape after, its
-    /// link count, the shape): a generation at a limit is asked again for
-    /// every refused item, and must not be sized again each time.
-    grown: Cell<Option<(LinkShape, usize, LinkShape)>>,
+    /// The error rates sized for blocked and paired links (`window/sizing.rs`;
+    /// derived, never persisted).
+    shapes: sizing::SizeCache,
+    /// The one sized last: a steady stream's generations ask for the same
+    /// first-link error rate at every rotation.
+    grown: Cell<Option<sizing::Template>>,
 }
 
 /// Limits that never refuse (a window checks its own, over all generations).
@@ -230,7 +245,7 @@ impl Window {
             shapes: Default::default(),
             grown: Cell::new(None),
         };
-        let first = w.link_shape(None)?;
+        let first = w.shape(capacity.div_ceil(u64::from(PARTS)).max(1), w.steady_error())?;
         let steady = u64::from(w.parts) + 1;
         if steady > u64::from(limits.max_links.min(MAX_LINKS_CEILING)) {
             return Err(BloomError::MaxLinks);
@@ -517,7 +532,7 @@ impl Window {
         }
         let seen = older(self, &mut masks);
         if !newest_current {
-            let shape = self.link_shape(None)?;
+            let shape = self.first_link(cur)?;
             self.check_room(&shape, limits)?;
             let mut chain = BloomChain::empty(self.expansion.max(1));
             chain.push_owned_link(shape)?;
@@ -535,7 +550,8 @@ impl Window {
                 if self.expansion == 0 && n >= 2 {
                     return Err(BloomError::Full);
                 }
-                let shape = self.link_shape(Some((&last, n)))?;
+                let items = self.gens.last().map_or(0, |g| g.chain.items());
+                let shape = self.next_link(cur, now, &last, n, items)?;
                 self.check_room(&shape, limits)?;
                 if let Some(g) = self.gens.last_mut() {
                     g.chain.push_owned_link(shape)?;
@@ -553,59 +569,6 @@ impl Window {
     /// Links of the newest generation.
     fn gen_links(&self) -> usize {
         self.gens.last().map_or(0, |g| g.chain.links().len())
-    }
-
-    /// The shape of a generation's next link: the first (`None`), or the one
-    /// after `last`, the generation's `n`-th link.
-    fn link_shape(&self, after: Option<(&LinkShape, usize)>) -> Result<LinkShape, BloomError> {
-        let cached = match after {
-            None => self.shapes.first(),
-            Some((_, 1)) => self.shapes.get(1),
-            Some((last, n)) => {
-                if let Some((l, m, shape)) = self.grown.get() {
-                    if l == *last && m == n {
-                        return Ok(shape);
-                    }
-                }
-                let shape = self.size_link(after)?;
-                self.grown.set(Some((*last, n, shape)));
-                return Ok(shape);
-            }
-        };
-        if let Some(c) = cached {
-            if let Some(shape) = c.get() {
-                return Ok(shape);
-            }
-            let shape = self.size_link(after)?;
-            c.set(Some(shape));
-            return Ok(shape);
-        }
-        self.size_link(after)
-    }
-
-    /// [`link_shape`](Self::link_shape) without the cache.
-    fn size_link(&self, after: Option<(&LinkShape, usize)>) -> Result<LinkShape, BloomError> {
-        let parts = u64::from(self.parts.max(1));
-        let budget = self.error / (f64::from(self.parts) + 1.0);
-        let share = self.capacity.div_ceil(parts).max(1);
-        let (entries, error) = match after {
-            None => (share, budget * FIRST_SHARE),
-            // NONSCALING: the rest of a window's capacity, with the rest of the
-            // budget. Scaling: one more share (a stream a little over `capacity`
-            // costs one share, not three), then growth by `expansion`.
-            Some((_, 1)) if self.expansion == 0 => (
-                share.saturating_mul(parts - 1).max(1),
-                budget * (1.0 - FIRST_SHARE),
-            ),
-            Some((_, 1)) => (share, budget * SECOND_SHARE),
-            Some((last, _)) => (
-                last.entries
-                    .checked_mul(u64::from(self.expansion.max(1)))
-                    .ok_or(BloomError::MemoryCap)?,
-                last.error * 0.5,
-            ),
-        };
-        LinkShape::with_layout(entries, error, self.layout, false)
     }
 
     /// Refuses a new link that would pass the limits (over all generations).
@@ -712,5 +675,6 @@ impl Window {
 
 mod encoding;
 pub use encoding::{split_walk_iter, walk_iter, WALK_FLAG, WALK_GENERATIONS};
+mod sizing;
 #[cfg(test)]
 mod tests;

@@ -6,6 +6,8 @@ use super::*;
 use crate::bloom::Limits;
 use crate::filter::BloomFilter;
 
+mod memory;
+
 /// splitmix64 (fixed seeds).
 struct Mix(u64);
 impl Mix {
@@ -274,8 +276,10 @@ fn window_memory_ratios() {
         );
         assert!(steady <= 1.6, "steady ratio {steady} at {p}");
         assert!(burst <= 2.0, "burst ratio {burst} at {p}");
-        // A stream 1% over `capacity`: every generation opens its second link,
-        // one more share (it was three more: 7.6x at 1%).
+        // A stream 1% over `capacity`, aligned to the generations, over its
+        // first two windows (sized by a share, then by its count and trend):
+        // 2.72x at 1% and 2.57x at 0.1% (the earlier sizing, a second link of
+        // one more share: 3.60x and 3.34x; of three more: 7.6x).
         let mut o = window(cap, p, 2, w);
         let mut over = 0u64;
         for g in 0..8u64 {
@@ -292,12 +296,12 @@ fn window_memory_ratios() {
         }
         let over = over as f64 / plain;
         println!("p={p}: a stream 1% over capacity: ratio {over:.3}");
-        assert!(over <= 4.0, "over-capacity ratio {over} at {p}");
+        assert!(over <= 3.0, "over-capacity ratio {over} at {p}");
     }
 }
 
 /// Memory does not grow with the filter's age: 60 windows of a steady stream
-/// stay at the size of the first few.
+/// stay within the size of the first few.
 #[test]
 fn window_memory_does_not_grow_with_age() {
     let (w, cap) = (400u64, 4_000u64);
@@ -317,7 +321,7 @@ fn window_memory_does_not_grow_with_age() {
             late = late.max(f.mem_usage());
         }
     }
-    assert_eq!(late, early);
+    assert!(late <= early, "{late} after 3 windows, {early} before");
     assert!(f.gens.len() <= 5 && f.link_count() <= 5);
 }
 
@@ -509,7 +513,10 @@ fn window_header_rejects_corruption_and_limits() {
 /// new link), leaving the filter unchanged apart from drops.
 #[test]
 fn window_limits() {
-    let first = LinkShape::new(250, 0.01 / 5.0 * 0.8).unwrap().bytes();
+    // A steady generation: a share at 0.96 of its budget (`sizing.rs`).
+    let first = LinkShape::new(250, 0.01 * 0.97 / 5.0 * 0.98)
+        .unwrap()
+        .bytes();
     let steady = 32 + 5 * (64 + first);
     let cap = |b| Limits {
         max_bytes: b,
