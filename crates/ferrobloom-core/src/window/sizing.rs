@@ -363,7 +363,7 @@ impl Window {
     /// template (the same bits per item and hashes `LinkShape::with_layout`
     /// finds, never fewer bits).
     pub(super) fn shape(&self, entries: u64, error: f64) -> Result<LinkShape, BloomError> {
-        if self.layout == BloomLayout::Classic {
+        if self.layout.is_classic() {
             return LinkShape::with_layout(entries, error, self.layout, false);
         }
         let t = self.template(error)?;

@@ -174,8 +174,12 @@ fn clock_step_back_keeps_the_rotation() {
         while clock < step_at + 20 * W {
             if !stepped && clock >= step_at {
                 stepped = true;
-                steady = w.mem_usage();
                 clock -= 10 * W;
+            }
+            if !stepped && clock >= step_at - 8 * W {
+                // The steady state: the largest size over the eight windows
+                // before the step (generations are sized from the stream).
+                steady = steady.max(w.mem_usage());
             }
             let t = w.write_time(clock);
             w.add(&item(n), t, &lim())
@@ -184,7 +188,15 @@ fn clock_step_back_keeps_the_rotation() {
                 watched = Some((n, clock));
             }
             if stepped {
-                assert!(w.mem_usage() <= steady, "expansion {expansion}");
+                // Generations are sized from the observed rate, so a stream
+                // shifted against the generation boundaries by the step may size
+                // a few percent differently; a stalled rotation costs many times
+                // the steady size (12x measured before the fix).
+                assert!(
+                    w.mem_usage() <= steady + steady / 20,
+                    "expansion {expansion}: {} > steady {steady}",
+                    w.mem_usage()
+                );
             }
             if let Some((id, at)) = watched {
                 let age = clock - at;
