@@ -203,11 +203,18 @@ fn window_clock_step_back_of_ten_windows() {
         }
         let ok: String = exec(&mut con, &args).unwrap();
         assert_eq!(ok, "OK");
-        // 10 windows of steady state.
-        let before = stream(&mut con, key, "a", 0, STEP, 160, 50);
+        // 10 windows of steady state: the largest size and most links over the
+        // last 4 (generations are sized from the stream, so the size varies a
+        // little from one generation to the next).
+        let before = stream(&mut con, key, "a", 0, STEP, 96, 50);
         assert_eq!(before, 0, "{key}");
-        let steady = info_int(&mut con, key, "SIZE");
-        let links = info_int(&mut con, key, "FILTERS");
+        let (mut steady, mut links) = (0, 0);
+        for b in 96..160 {
+            set_clock(&mut con, b * STEP);
+            assert_eq!(refused_of(&mut con, key, &batch(&format!("a{b}"), 50)), 0);
+            steady = steady.max(info_int(&mut con, key, "SIZE"));
+            links = links.max(info_int(&mut con, key, "FILTERS"));
+        }
         // The clock steps back 10 windows; 14 windows of stream follow.
         let back = 160 * STEP - 10 * W;
         let watched = batch("watched", 50);
@@ -216,12 +223,22 @@ fn window_clock_step_back_of_ten_windows() {
         // Refused items, largest size and links, fewest watched items held
         // within W, most held from 1.25 W + one batch on.
         let (mut no, mut size, mut most_links, mut kept, mut late) = (0, 0, 0, 50, 0);
+        // The largest size and most links over the last 4 windows.
+        let (mut tail_size, mut tail_links) = (0, 0);
         for b in 1..=224 {
             let t = back + b * STEP;
             set_clock(&mut con, t);
             no += refused_of(&mut con, key, &batch(&format!("b{b}"), 50));
-            size = size.max(info_int(&mut con, key, "SIZE"));
-            most_links = most_links.max(info_int(&mut con, key, "FILTERS"));
+            let (now_size, now_links) = (
+                info_int(&mut con, key, "SIZE"),
+                info_int(&mut con, key, "FILTERS"),
+            );
+            size = size.max(now_size);
+            most_links = most_links.max(now_links);
+            if b > 160 {
+                tail_size = tail_size.max(now_size);
+                tail_links = tail_links.max(now_links);
+            }
             let held = ones(&mexists(&mut con, key, &watched));
             if b * STEP <= W {
                 kept = kept.min(held);
@@ -243,13 +260,35 @@ fn window_clock_step_back_of_ten_windows() {
             "{key}: {}",
             dbg[1]
         );
-        let got = (no, size, most_links, kept, late);
-        eprintln!("{key}: refused, largest size (steady {steady}), most links (steady {links}), held within W, most held after 1.25 W: {got:?}");
+        let got = (no, size, most_links, tail_size, tail_links, kept, late);
+        eprintln!("{key}: refused, largest size (steady {steady}), most links (steady {links}), the same over the last 4 windows, held within W, most held after 1.25 W: {got:?}");
+        // The first write after the step lands at the filter's newest change (the
+        // clock time between the last write before the step and the first after
+        // it cannot be known), so one batch arrives on top of another: a scaling
+        // generation sizes links for that burst for about a window (measured: up
+        // to 3,232 bytes and 11 links, then back to the steady state), a
+        // NONSCALING one opens its second link. Before,
+        // the rotation stalled: 52,000 bytes and 11 links for the 14 windows.
         assert_eq!(
             got,
-            (0, size.min(steady), most_links.min(links), 50, late.min(5)),
+            (
+                0,
+                // NONSCALING: the burst's generation opens its second link,
+                // sized for the rest of a window's capacity (measured 4,384 bytes).
+                size.min(if key == "ns" {
+                    2 * steady
+                } else {
+                    steady + steady / 2
+                }),
+                most_links.min(2 * links + 1),
+                tail_size.min(steady),
+                tail_links.min(links),
+                50,
+                late.min(5)
+            ),
             "{key}: (refused of 11,200, largest size (steady {steady}), most links \
-             (steady {links}), watched held within W, most held after 1.25 W)"
+             (steady {links}), largest size and most links over the last 4 windows, \
+             watched held within W, most held after 1.25 W)"
         );
     }
 }
