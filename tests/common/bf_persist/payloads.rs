@@ -118,11 +118,13 @@ pub fn bad_headers(h: &[u8]) -> Vec<(&'static str, Vec<u8>)> {
         let t = get_u64(v, link_at(1, L_ITEMS));
         put_u64(v, link_at(1, L_ITEMS), t.saturating_sub(1))
     });
-    edit("items above capacity", &|v| {
-        let e = get_u64(v, link_at(0, L_ENTRIES));
-        put_u64(v, link_at(0, L_ITEMS), e + 1);
+    // Items above a link's capacity are a valid state since BF.MERGE OVERFILL
+    // (an overfilled union keeps its estimated count); counts are replied as
+    // signed 64-bit integers, so a link's count above 2^63 - 1 is corrupt.
+    edit("link items above 2^63 - 1", &|v| {
+        put_u64(v, link_at(0, L_ITEMS), 1 << 63);
         let other = get_u64(v, link_at(1, L_ITEMS));
-        put_u64(v, H_TOTAL, e + 1 + other)
+        put_u64(v, H_TOTAL, (1u64 << 63) + other)
     });
     edit("zero capacity", &|v| {
         put_u64(v, link_at(0, L_ENTRIES), 0);
