@@ -77,7 +77,28 @@ CARGO_TEST := CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) test --release --feat
 test: deps peers
 	@$(PYTHON) scripts/check-structure.py
 	@set -e; for srv in $(TEST_SERVERS); do 	  start=$$(date +%s); 	  if [ $$srv = redis ]; then 	    echo "=== make test: Redis $$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') ==="; 	    $(CARGO_TEST) --workspace --all-targets; 	  else 	    bin=$$(scripts/peers.sh $$srv 2>/dev/null | sed -n "s/^$$srv=//p"); 	    if [ -z "$$bin" ]; then echo "=== make test: $$srv not available (scripts/peers.sh $$srv failed) ===" >&2; exit 1; fi; 	    echo "=== make test: $$srv ($$bin) ==="; 	    REDIS_SERVER=$$bin $(CARGO_TEST) -p ferrobloom --test '*'; 	  fi; 	  echo "=== make test: $$srv passed in $$(( $$(date +%s) - start )) s ==="; 	done
+	@$(MAKE) --no-print-directory python-test
 	@$(MAKE) --no-print-directory dist-check
+
+# The Python package (python/, issue 29): `pip install ./python` into a venv outside the clone
+# (maturin, pytest and redis from PyPI), then pytest on real servers (Redis 7.0, Valkey 9 and
+# RedisBloom 2.8.2, see python/tests/conftest.py) with the module `make test` built. Run from
+# the repository root, so that the installed package (not python/ferrobloom/) is imported.
+PY_VENV ?= $(HOME)/.cache/ferrobloom-pyvenv
+.PHONY: python-test
+python-test:
+	@set -e; \
+	if [ ! -x $(PY_VENV)/bin/python ]; then \
+	  $(PYTHON) -m venv $(PY_VENV) 2>/dev/null || { rm -rf $(PY_VENV); \
+	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null && \
+	    $(PYTHON) -m venv $(PY_VENV); }; \
+	fi; \
+	$(PY_VENV)/bin/pip install --quiet --disable-pip-version-check maturin pytest redis; \
+	CARGO_TARGET_DIR=$(CARGO_TARGET_DIR)-python $(PY_VENV)/bin/pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python; \
+	so=$(TEST_TARGET_DIR)/release/deps/$(MODULE_NAME); \
+	[ -f $$so ] || { CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) build --release --features ferrobloom/fault-injection; so=$(TEST_TARGET_DIR)/release/$(MODULE_NAME); }; \
+	echo "=== make test: Python package (python/tests) ==="; \
+	FERROBLOOM_MODULE=$$so $(PY_VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests
 
 # Release artifact: dist/ferrobloom-<version>-linux-<arch>.tar.gz (+ .sha256): the module
 # built without the fault-injection feature in CARGO_TARGET_DIR (never TEST_TARGET_DIR, whose
