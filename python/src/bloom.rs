@@ -47,11 +47,16 @@ impl BloomFilter {
 fn create(p: &CreateParams) -> PyResult<Core> {
     let limits = SERVER_DEFAULT_LIMITS;
     let f = if let Some(ms) = p.window_ms {
-        Window::new(p.capacity, p.error, p.expansion, p.layout, ms, &limits)
-            .map(Core::from)
+        Window::new(p.capacity, p.error, p.expansion, p.layout, ms, &limits).map(Core::from)
     } else if p.layout == BloomLayout::RedisBloom {
-        BloomChain::new_redisbloom(p.capacity, p.error, p.expansion, p.nonscaling_growth, &limits)
-            .map(Core::from)
+        BloomChain::new_redisbloom(
+            p.capacity,
+            p.error,
+            p.expansion,
+            p.nonscaling_growth,
+            &limits,
+        )
+        .map(Core::from)
     } else {
         BloomChain::with_options(p.capacity, p.error, p.expansion, p.layout, p.opts, &limits)
             .map(Core::from)
@@ -142,7 +147,8 @@ impl BloomFilter {
     fn add_many(&self, py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<Py<PyList>> {
         let items = Items::collect(items)?;
         let m = &self.f;
-        let out = py.allow_threads(|| lock(m).add_items(items.iter(), now_ms(), &SERVER_DEFAULT_LIMITS));
+        let out =
+            py.allow_threads(|| lock(m).add_items(items.iter(), now_ms(), &SERVER_DEFAULT_LIMITS));
         let list = PyList::empty(py);
         for r in out {
             match r {
@@ -157,7 +163,8 @@ impl BloomFilter {
     fn update(&self, py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<()> {
         let items = Items::collect(items)?;
         let m = &self.f;
-        let out = py.allow_threads(|| lock(m).add_items(items.iter(), now_ms(), &SERVER_DEFAULT_LIMITS));
+        let out =
+            py.allow_threads(|| lock(m).add_items(items.iter(), now_ms(), &SERVER_DEFAULT_LIMITS));
         match out.into_iter().find_map(Result::err) {
             Some(err) => Err(insert_error(&err)),
             None => Ok(()),
@@ -248,7 +255,8 @@ impl BloomFilter {
         let me = self.g();
         let mut guards: Vec<Option<MutexGuard<'_, Core>>> = Vec::new();
         for (i, r) in refs.iter().enumerate() {
-            let seen = std::ptr::eq(&**r, self) || refs[..i].iter().any(|o| std::ptr::eq(&**o, &**r));
+            let seen =
+                std::ptr::eq(&**r, self) || refs[..i].iter().any(|o| std::ptr::eq(&**o, &**r));
             guards.push(if seen { None } else { Some(r.g()) });
         }
         let mut sources: Vec<&Core> = vec![&*me];
@@ -368,9 +376,9 @@ impl BloomFilter {
 
     fn __repr__(&self) -> String {
         let f = self.g();
-        let window = f
-            .as_window()
-            .map_or(String::new(), |w| format!(", window={}", w.window_ms() as f64 / 1000.0));
+        let window = f.as_window().map_or(String::new(), |w| {
+            format!(", window={}", w.window_ms() as f64 / 1000.0)
+        });
         format!(
             "BloomFilter(capacity={}, error_rate={}, expansion={}, layout='{}'{window}, items={})",
             f.capacity(),
@@ -398,7 +406,10 @@ fn items_of(f: &Core) -> u64 {
 fn layout_of(f: &Core) -> &'static str {
     match f {
         Core::Chain(c) if c.is_redisbloom() => "redisbloom",
-        Core::Chain(c) => c.links().first().map_or("classic", |l| l.shape().layout.name()),
+        Core::Chain(c) => c
+            .links()
+            .first()
+            .map_or("classic", |l| l.shape().layout.name()),
         Core::Window(w) => w.layout().name(),
     }
 }

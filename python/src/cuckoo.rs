@@ -123,7 +123,9 @@ impl CuckooFilter {
         let items = Items::collect(items)?;
         self.check_expansions()?;
         let m = &self.f;
-        let out = py.allow_threads(|| cuckoo_insert_items(&mut lock(m), items.iter(), nx, &SERVER_DEFAULT_LIMITS));
+        let out = py.allow_threads(|| {
+            cuckoo_insert_items(&mut lock(m), items.iter(), nx, &SERVER_DEFAULT_LIMITS)
+        });
         Ok(out
             .into_iter()
             .map(|r| match r {
@@ -139,7 +141,9 @@ impl CuckooFilter {
         let items = Items::collect(items)?;
         self.check_expansions()?;
         let m = &self.f;
-        let out = py.allow_threads(|| cuckoo_insert_items(&mut lock(m), items.iter(), false, &SERVER_DEFAULT_LIMITS));
+        let out = py.allow_threads(|| {
+            cuckoo_insert_items(&mut lock(m), items.iter(), false, &SERVER_DEFAULT_LIMITS)
+        });
         match out.into_iter().find_map(Result::err) {
             Some(err) => Err(insert_error(&err)),
             None => Ok(()),
@@ -297,7 +301,11 @@ impl CuckooFilter {
 
     fn __repr__(&self) -> String {
         let f = self.g();
-        let layout = if f.is_redisbloom() { "redisbloom" } else { "ferrobloom" };
+        let layout = if f.is_redisbloom() {
+            "redisbloom"
+        } else {
+            "ferrobloom"
+        };
         format!(
             "CuckooFilter(buckets={}, bucket_size={}, filters={}, layout='{layout}', items={})",
             f.base_buckets(),

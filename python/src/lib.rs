@@ -131,7 +131,10 @@ fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<PyObject> {
         .allow_threads(|| read_any(data, &LOAD_LIMITS))
         .map_err(format_error)?;
     Ok(match f {
-        AnyFilter::Bloom(f) => bloom::BloomFilter::wrap(f).into_pyobject(py)?.into_any().unbind(),
+        AnyFilter::Bloom(f) => bloom::BloomFilter::wrap(f)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
         AnyFilter::Cuckoo(f) => cuckoo::CuckooFilter::wrap(f)
             .into_pyobject(py)?
             .into_any()

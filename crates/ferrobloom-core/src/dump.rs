@@ -128,8 +128,8 @@ impl Scandump for CuckooFilter {
 /// header before the filter is allocated, so nothing larger than the chunks
 /// given is allocated; `limits` bound the filter the header describes.
 pub fn load_chunks<T: Payload>(chunks: &[(i64, &[u8])], limits: &Limits) -> Result<T, String> {
-    let chunks = match chunks.last() {
-        Some((0, d)) if d.is_empty() => &chunks[..chunks.len() - 1],
+    let chunks = match chunks.split_last() {
+        Some(((0, []), rest)) => rest,
         _ => chunks,
     };
     let Some(((first, header), data)) = chunks.split_first() else {
@@ -254,10 +254,7 @@ pub fn cuckoo_insert_items<'a>(
     let rb = f.is_redisbloom();
     let mut ahead = HashAhead::new(items.into_iter(), |i| crate::cuckoo::hash_for(rb, i));
     let mut out = Vec::new();
-    loop {
-        let Some(h) = ahead.next_with(|h| f.prefetch(h)) else {
-            break;
-        };
+    while let Some(h) = ahead.next_with(|h| f.prefetch(h)) {
         out.push(if nx {
             f.insert_unique(&h, limits.max_filters, limits.max_bytes)
         } else {
