@@ -212,3 +212,42 @@ fn a_header_without_its_data_is_refused() {
         }
     }
 }
+
+/// Files written by format version 1 (committed; `python/ferrobloom` wrote them
+/// with the same parameters and items as [`blooms`] and [`cuckoos`]) load in
+/// this version, and the same filters still write them byte for byte.
+#[test]
+fn committed_version_1_files_load_and_are_rewritten_identically() {
+    let bloom = blooms();
+    let cuckoo = cuckoos();
+    let cases: [(&[u8], Vec<u8>); 4] = [
+        (
+            include_bytes!("../../tests/fixtures/files/bloom-classic-v1.fbf"),
+            file_of(&bloom[1]),
+        ),
+        (
+            include_bytes!("../../tests/fixtures/files/bloom-redisbloom-v1.fbf"),
+            file_of(&bloom[6]),
+        ),
+        (
+            include_bytes!("../../tests/fixtures/files/cuckoo-ferrobloom-v1.fbf"),
+            file_of(&cuckoo[0]),
+        ),
+        (
+            include_bytes!("../../tests/fixtures/files/cuckoo-redisbloom-v1.fbf"),
+            file_of(&cuckoo[1]),
+        ),
+    ];
+    for (i, (committed, now)) in cases.iter().enumerate() {
+        assert_eq!(parse(committed).map(|p| p.version), Ok(1), "case {i}");
+        match read_any(committed, &LOAD_LIMITS) {
+            Ok(AnyFilter::Bloom(f)) => assert_eq!(&file_of(&f), committed, "case {i}"),
+            Ok(AnyFilter::Cuckoo(f)) => assert_eq!(&file_of(&f), committed, "case {i}"),
+            Err(e) => panic!("case {i}: {e}"),
+        }
+        assert!(
+            &now[..] == *committed,
+            "case {i}: a filter no longer writes its v1 file"
+        );
+    }
+}
