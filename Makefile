@@ -165,7 +165,7 @@ bench: deps
 # Stable toolchain + RUSTC_BOOTSTRAP=1 for the nightly flags cargo-fuzz passes; no sanitizer
 # (safe Rust; twice the executions). `cargo test` replays the committed corpus.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= rdb_bloom rdb_cuckoo bloom_chunks cuckoo_chunks args rdb_redisbloom
+FUZZ_TARGETS ?= rdb_bloom rdb_cuckoo bloom_chunks cuckoo_chunks args rdb_redisbloom file
 FUZZ_WORK ?= $(HOME)/.cache/ferrobloom-fuzz-corpus
 FUZZ_TARGET_DIR ?= $(CARGO_TARGET_DIR)-cargofuzz
 fuzz:
