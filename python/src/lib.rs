@@ -12,7 +12,9 @@
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyFloat, PyInt, PyMemoryView, PyString};
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyFloat, PyInt, PyList, PyMemoryView, PyString, PyTuple,
+};
 
 // The module's Redis-free command layer: its parsers and its one error
 // catalogue (`src/cmd/errors.rs`), shared rather than copied.
@@ -102,14 +104,35 @@ impl Items {
             buf: Vec::new(),
             ends: Vec::new(),
         };
-        if let Ok(n) = items.len() {
-            it.ends.reserve(n);
-        }
-        for obj in items.try_iter()? {
-            encode_into(&obj?, &mut it.buf)?;
-            it.ends.push(it.buf.len());
+        // Lists and tuples (the common case) without the iterator protocol.
+        if let Ok(list) = items.downcast::<PyList>() {
+            it.reserve(list.len());
+            for obj in list.iter() {
+                it.push(&obj)?;
+            }
+        } else if let Ok(tuple) = items.downcast::<PyTuple>() {
+            it.reserve(tuple.len());
+            for obj in tuple.iter() {
+                it.push(&obj)?;
+            }
+        } else {
+            for obj in items.try_iter()? {
+                it.push(&obj?)?;
+            }
         }
         Ok(it)
+    }
+
+    fn reserve(&mut self, n: usize) {
+        self.ends.reserve(n);
+        self.buf.reserve(n.saturating_mul(16));
+    }
+
+    #[inline]
+    fn push(&mut self, obj: &Bound<'_, PyAny>) -> PyResult<()> {
+        encode_into(obj, &mut self.buf)?;
+        self.ends.push(self.buf.len());
+        Ok(())
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
