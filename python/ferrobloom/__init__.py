@@ -30,6 +30,7 @@ from ._ferrobloom import (
     from_bytes,
 )
 from ._server import pull, push
+from ._sharded import ShardedBloomFilter
 
 Filter = Union[BloomFilter, CuckooFilter]
 
@@ -46,6 +47,7 @@ __all__ = [
     "pull",
     "push",
     "save",
+    "ShardedBloomFilter",
     "__version__",
 ]
 

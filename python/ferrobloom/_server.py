@@ -145,12 +145,11 @@ def push(
             else:
                 pb.update(len(data))
             it = nxt
+        # One transaction (both keys are in one slot, so a cluster takes it
+        # too): the TTL goes with the rename, never before nor after it.
         pipe = client.pipeline(transaction=True)
-        pipe.persist(tmp)
-        if replace:
-            pipe.rename(tmp, key)
-        else:
-            pipe.renamenx(tmp, key)
+        pipe.execute_command("PERSIST", tmp)
+        pipe.execute_command("RENAME" if replace else "RENAMENX", tmp, key)
         renamed = pipe.execute()[-1]
         if not replace and not renamed:
             raise FilterError("ERR item exists")

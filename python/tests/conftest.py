@@ -60,16 +60,20 @@ def _free_port() -> int:
 
 
 class Server:
-    def __init__(self, binary: str, module: str, args=()):
+    def __init__(self, binary: str, module: str, args=(), server_args=()):
         self.dir = tempfile.mkdtemp(prefix="ferrobloom-py-")
         self.port = _free_port()
+        # The cluster bus on a port of its own (the default, port + 10000, may be taken).
+        self.cluster_port = _free_port() if "--cluster-enabled" in server_args else None
         cmd = [
             binary,
             "--port", str(self.port),
+            *(("--cluster-port", str(self.cluster_port)) if self.cluster_port else ()),
             "--bind", "127.0.0.1",
             "--dir", self.dir,
             "--save", "",
             "--appendonly", "no",
+            *server_args,
             "--loadmodule", module, *args,
         ]
         self.log = open(os.path.join(self.dir, "server.log"), "wb")
@@ -165,3 +169,30 @@ def redisbloom():
 def rb(redisbloom):
     redisbloom.client.flushall()
     return redisbloom.client
+
+
+@pytest.fixture(scope="session")
+def cluster(module):
+    """A three-node Redis Cluster (no replicas) of `REDIS_SERVER`, slots split evenly."""
+    nodes = [
+        Server(_binary("redis"), module, server_args=("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"))
+        for _ in range(3)
+    ]
+    try:
+        for i, n in enumerate(nodes):
+            lo, hi = i * 16384 // 3, (i + 1) * 16384 // 3 - 1
+            n.client.execute_command("CLUSTER", "ADDSLOTSRANGE", lo, hi)
+        for n in nodes[1:]:
+            nodes[0].client.execute_command("CLUSTER", "MEET", "127.0.0.1", n.port, n.cluster_port)
+        deadline = time.monotonic() + 20
+        while not all(b"cluster_state:ok" in n.client.execute_command("CLUSTER", "INFO") for n in nodes):
+            assert time.monotonic() < deadline, "cluster did not converge"
+            time.sleep(0.1)
+        from redis.cluster import RedisCluster
+
+        rc = RedisCluster(host="127.0.0.1", port=nodes[0].port, protocol=2)
+        yield rc, nodes
+        rc.close()
+    finally:
+        for n in nodes:
+            n.stop()
