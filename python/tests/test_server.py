@@ -323,3 +323,34 @@ def test_push_and_pull_over_resp3(server):
         assert local_walk(g) == local_walk(f)
         r3.delete("k")
     r3.close()
+
+
+class WritingClient:
+    """A client that adds items to the key between the SCANDUMP calls of the
+    first `walks` walks (another client writing during a pull)."""
+
+    def __init__(self, client, key, walks):
+        self.c, self.key, self.left, self.n = client, key, walks, 0
+
+    def execute_command(self, *args):
+        r = self.c.execute_command(*args)
+        if str(args[0]).endswith("SCANDUMP") and self.left > 0:
+            if int(args[2]) != 0 and int(r[0]) == 0:
+                self.left -= 1  # a walk ended
+            self.n += 1
+            self.c.execute_command("BF.ADD", self.key, "concurrent-%d-%d" % (id(self), self.n))
+        return r
+
+    def __getattr__(self, name):
+        return getattr(self.c, name)
+
+
+def test_pull_retries_when_the_key_changes_during_the_walk(r):
+    r.execute_command("BF.RESERVE", "k", 0.01, 100)
+    r.execute_command("BF.MADD", "k", *ITEMS[:1000])
+    # Written during the first walk only: the second walk is consistent.
+    f = ferrobloom.pull(WritingClient(r, "k", 1), "k")
+    assert local_walk(f) == server_walk(r, "BF", "k")
+    # Written during every walk: refused rather than a mixed state.
+    with pytest.raises(FilterError, match="changed during every one of 3"):
+        ferrobloom.pull(WritingClient(r, "k", 99), "k")
