@@ -354,3 +354,23 @@ def test_pull_retries_when_the_key_changes_during_the_walk(r):
     # Written during every walk: refused rather than a mixed state.
     with pytest.raises(FilterError, match="changed during every one of 3"):
         ferrobloom.pull(WritingClient(r, "k", 99), "k")
+
+
+class RacingClient(FailingClient):
+    """Another client creates the key while the push is loading."""
+
+    def execute_command(self, *args):
+        r = self.c.execute_command(*args)
+        if str(args[0]).endswith("LOADCHUNK") and self.n == 0:
+            self.n = 1
+            self.c.set(self.fail_at, "theirs")
+        return r
+
+
+def test_push_without_replace_loses_to_a_key_created_meanwhile(r):
+    f = BloomFilter(100)
+    f.update(["mine"])
+    with pytest.raises(FilterError, match="^ERR item exists$"):
+        ferrobloom.push(RacingClient(r, "k"), "k", f, progress=False)
+    assert r.get("k") == b"theirs"
+    assert r.keys("*ferrobloom-push*") == []
