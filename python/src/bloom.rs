@@ -8,9 +8,9 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use crate::cmd::bf::parse_reserve;
 use crate::cmd::errors::{self as e, Op};
 use crate::cmd::params::{BloomDefaults, CreateParams};
-use crate::{encode, filter_error, format_error, now_ms, Items};
-use ferrobloom_core::bloom::{BloomChain, BloomLayout};
-use ferrobloom_core::dump::{load_chunks, Scandump, LOAD_LIMITS, SERVER_DEFAULT_LIMITS};
+use crate::{encode, filter_error, for_each_hash_chunk, format_error, now_ms};
+use ferrobloom_core::bloom::{BloomChain, BloomError, BloomLayout};
+use ferrobloom_core::dump::{load_chunks, AddResult, Scandump, LOAD_LIMITS, SERVER_DEFAULT_LIMITS};
 use ferrobloom_core::filter::BloomFilter as Core;
 use ferrobloom_core::window::Window;
 
@@ -39,6 +39,33 @@ impl BloomFilter {
     /// The filter, locked (a panic in an earlier call does not lock it out).
     fn g(&self) -> MutexGuard<'_, Core> {
         lock(&self.f)
+    }
+
+    /// Adds a batch: items hashed from Python's buffers under the GIL, then
+    /// added chunk by chunk without it (each chunk under the filter's lock, so
+    /// another thread's batch may interleave between chunks). `each` gets every
+    /// chunk's `BF.MADD` results; the batch ends after a "full" error.
+    fn add_batch(
+        &self,
+        py: Python<'_>,
+        items: &Bound<'_, PyAny>,
+        mut each: impl FnMut(&mut Vec<AddResult>),
+    ) -> PyResult<()> {
+        let m = &self.f;
+        let now = now_ms();
+        let scheme = self.g().scheme();
+        let mut out = Vec::new();
+        for_each_hash_chunk(
+            items,
+            |i| scheme.bloom(i),
+            |hs| {
+                out.clear();
+                py.allow_threads(|| lock(m).add_hashes(hs, now, &SERVER_DEFAULT_LIMITS, &mut out));
+                let full = out.last() == Some(&Err(BloomError::Full));
+                each(&mut out);
+                Ok(!full)
+            },
+        )
     }
 }
 
@@ -145,10 +172,8 @@ impl BloomFilter {
     /// instance for an item the filter refused; the list ends after a "full"
     /// error, as the server's reply does. The GIL is released meanwhile.
     fn add_many(&self, py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<Py<PyList>> {
-        let items = Items::collect(items)?;
-        let m = &self.f;
-        let out =
-            py.allow_threads(|| lock(m).add_items(items.iter(), now_ms(), &SERVER_DEFAULT_LIMITS));
+        let mut out = Vec::new();
+        self.add_batch(py, items, |r| out.append(r))?;
         let list = PyList::empty(py);
         for r in out {
             match r {
@@ -161,11 +186,13 @@ impl BloomFilter {
 
     /// Adds every item (set.update); raises the first refusal as FilterError.
     fn update(&self, py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<()> {
-        let items = Items::collect(items)?;
-        let m = &self.f;
-        let out =
-            py.allow_threads(|| lock(m).add_items(items.iter(), now_ms(), &SERVER_DEFAULT_LIMITS));
-        match out.into_iter().find_map(Result::err) {
+        let mut first = None;
+        self.add_batch(py, items, |r| {
+            if first.is_none() {
+                first = r.drain(..).find_map(Result::err);
+            }
+        })?;
+        match first {
             Some(err) => Err(insert_error(&err)),
             None => Ok(()),
         }
@@ -186,10 +213,19 @@ impl BloomFilter {
         items: &Bound<'_, PyAny>,
         as_of: Option<f64>,
     ) -> PyResult<Vec<bool>> {
-        let items = Items::collect(items)?;
         let m = &self.f;
         let now = at(as_of);
-        Ok(py.allow_threads(|| lock(m).contains_items(items.iter(), now)))
+        let scheme = self.g().scheme();
+        let mut out = Vec::new();
+        for_each_hash_chunk(
+            items,
+            |i| scheme.bloom(i),
+            |hs| {
+                py.allow_threads(|| lock(m).contains_hashes(hs, now, &mut out));
+                Ok(true)
+            },
+        )?;
+        Ok(out)
     }
 
     fn __contains__(&self, item: &Bound<'_, PyAny>) -> PyResult<bool> {

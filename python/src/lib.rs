@@ -6,8 +6,10 @@
 //!
 //! Items are encoded as redis-py encodes command arguments (bytes as they
 //! are, str as UTF-8, int and float as their `repr`), so a local filter and
-//! the server agree on every item a client sends. Batches copy the items into
-//! one buffer and release the GIL while the filter works on them. Panics
+//! the server agree on every item a client sends. Bloom batches hash the items
+//! straight from Python's buffers under the GIL, then release it while the
+//! filter works on each chunk of hashes (prefetching ahead); cuckoo batches
+//! copy the items into one buffer and release the GIL while the filter works. Panics
 //! never cross into Python as a crash: PyO3 turns them into exceptions.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -143,6 +145,119 @@ impl Items {
             s
         })
     }
+}
+
+/// Items per chunk of a batch hashed from Python's buffers (1 MiB of hashes).
+const HASH_CHUNK: usize = 1 << 16;
+
+extern "C" {
+    // Public C API since Python 3.3 (in the limited API from 3.10), exported
+    // by every interpreter this abi3-py38 wheel loads in; PyO3 hides it below
+    // 3.10, where `to_cow` would allocate a bytes object per str instead.
+    fn PyUnicode_AsUTF8AndSize(
+        s: *mut pyo3::ffi::PyObject,
+        size: *mut pyo3::ffi::Py_ssize_t,
+    ) -> *const std::os::raw::c_char;
+}
+
+/// Hashes one item with `hash`: bytes and str straight from the object's
+/// buffer (no copy), anything else through [`encode_into`] into `scratch`.
+#[inline]
+fn hash_item<H>(
+    obj: &Bound<'_, PyAny>,
+    hash: &impl Fn(&[u8]) -> H,
+    scratch: &mut Vec<u8>,
+) -> PyResult<H> {
+    if let Ok(b) = obj.downcast::<PyBytes>() {
+        return Ok(hash(b.as_bytes()));
+    }
+    if obj.is_instance_of::<PyString>() {
+        let mut n: pyo3::ffi::Py_ssize_t = 0;
+        // SAFETY: `obj` is a str (checked above) kept alive by the caller; the
+        // UTF-8 buffer lives as long as the str and is read before any Python
+        // code runs.
+        let p = unsafe { PyUnicode_AsUTF8AndSize(obj.as_ptr(), &mut n) };
+        if !p.is_null() {
+            if let Ok(n) = usize::try_from(n) {
+                let s = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) };
+                return Ok(hash(s));
+            }
+        }
+        // Lone surrogates: the exception `encode_into` raises.
+        let _ = PyErr::take(obj.py());
+    }
+    scratch.clear();
+    encode_into(obj, scratch)?;
+    Ok(hash(scratch))
+}
+
+/// Hashes a batch of items with `hash` under the GIL, straight from Python's
+/// buffers, and hands `f` one chunk of [`HASH_CHUNK`] hashes at a time (`f`
+/// releases the GIL for the filter's work); stops when `f` returns false.
+/// A list that another thread shortens meanwhile ends where it ends.
+pub(crate) fn for_each_hash_chunk<H>(
+    items: &Bound<'_, PyAny>,
+    hash: impl Fn(&[u8]) -> H,
+    mut f: impl FnMut(&[H]) -> PyResult<bool>,
+) -> PyResult<()> {
+    use pyo3::ffi;
+    if items.is_instance_of::<PyString>() || items.is_instance_of::<PyBytes>() {
+        return Err(PyTypeError::new_err(
+            "expected an iterable of items, not a single str or bytes",
+        ));
+    }
+    let py = items.py();
+    let mut scratch = Vec::new();
+    let mut chunk: Vec<H> = Vec::with_capacity(HASH_CHUNK);
+    let is_list = items.is_instance_of::<PyList>();
+    if is_list || items.is_instance_of::<PyTuple>() {
+        // By index, without the iterator protocol or a reference count per item.
+        let mut i: ffi::Py_ssize_t = 0;
+        loop {
+            // SAFETY: `items` is a list or tuple; GetItem checks the index
+            // against the current length and returns a borrowed reference.
+            let p = unsafe {
+                if is_list {
+                    ffi::PyList_GetItem(items.as_ptr(), i)
+                } else {
+                    ffi::PyTuple_GetItem(items.as_ptr(), i)
+                }
+            };
+            if p.is_null() {
+                let _ = PyErr::take(py); // IndexError: the end
+                break;
+            }
+            // SAFETY: `p` is a valid borrowed reference (not null), read while
+            // no Python code runs; anything but bytes takes a strong reference
+            // first, since encoding it may run Python code.
+            let obj = unsafe { pyo3::Borrowed::from_ptr(py, p) };
+            chunk.push(match obj.downcast::<PyBytes>() {
+                Ok(b) => hash(b.as_bytes()),
+                Err(_) => hash_item(&obj.to_owned(), &hash, &mut scratch)?,
+            });
+            i += 1;
+            if chunk.len() == HASH_CHUNK {
+                if !f(&chunk)? {
+                    return Ok(());
+                }
+                chunk.clear();
+            }
+        }
+    } else {
+        for obj in items.try_iter()? {
+            chunk.push(hash_item(&obj?, &hash, &mut scratch)?);
+            if chunk.len() == HASH_CHUNK {
+                if !f(&chunk)? {
+                    return Ok(());
+                }
+                chunk.clear();
+            }
+        }
+    }
+    if !chunk.is_empty() {
+        f(&chunk)?;
+    }
+    Ok(())
 }
 
 /// Reads a file of either kind as the matching Python class.

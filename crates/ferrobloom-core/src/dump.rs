@@ -27,7 +27,7 @@ use std::borrow::Cow;
 use crate::bloom::{BloomError, Limits, MAX_LINKS_CEILING};
 use crate::cuckoo::{CuckooError, CuckooFilter, MAX_SUBFILTERS};
 use crate::filter::BloomFilter;
-use crate::hash::HashAhead;
+use crate::hash::{HashAhead, ItemHash, LOOKAHEAD};
 use crate::payload::{load_payload_as, HeaderFormat, Payload};
 
 /// The server's default limits for a client's filters (`max-filter-memory`
@@ -240,6 +240,82 @@ impl BloomFilter {
             }
         }
         out
+    }
+}
+
+impl BloomFilter {
+    /// [`add_items`](Self::add_items) for items already hashed with this
+    /// filter's [`scheme`](Self::scheme) (a caller that reads items from
+    /// memory it cannot keep, such as the Python package hashing straight from
+    /// Python's buffers, hashes first and adds later). The results are appended
+    /// to `out`, ending after a "full" error as `add_items`'
+    /// do; the filter lines of the hashes [`LOOKAHEAD`] ahead are prefetched.
+    pub fn add_hashes(
+        &mut self,
+        hashes: &[ItemHash],
+        now_ms: u64,
+        limits: &Limits,
+        out: &mut Vec<AddResult>,
+    ) {
+        out.reserve(hashes.len());
+        macro_rules! run {
+            ($f:expr, $add:expr) => {{
+                let f = $f;
+                for h in hashes.iter().take(LOOKAHEAD) {
+                    f.prefetch(h);
+                }
+                for (i, h) in hashes.iter().enumerate() {
+                    if let Some(a) = hashes.get(i + LOOKAHEAD) {
+                        f.prefetch(a);
+                    }
+                    let r = $add(&mut *f, h);
+                    let full = r == Err(BloomError::Full);
+                    out.push(r);
+                    if full {
+                        break;
+                    }
+                }
+            }};
+        }
+        match self {
+            BloomFilter::Chain(c) => {
+                run!(c, |c: &mut crate::bloom::BloomChain, h| c.add(h, limits))
+            }
+            BloomFilter::Window(w) => run!(w, |w: &mut crate::window::Window, h| w
+                .add(h, now_ms, limits)
+                .map(|a| a.is_new())),
+        }
+    }
+
+    /// [`contains_items`](Self::contains_items) for items already hashed with
+    /// this filter's [`scheme`](Self::scheme); answers are appended to `out`.
+    pub fn contains_hashes(&self, hashes: &[ItemHash], now_ms: u64, out: &mut Vec<bool>) {
+        out.reserve(hashes.len());
+        match self {
+            BloomFilter::Chain(c) => {
+                for h in hashes.iter().take(LOOKAHEAD) {
+                    c.prefetch(h);
+                }
+                for (i, h) in hashes.iter().enumerate() {
+                    if let Some(a) = hashes.get(i + LOOKAHEAD) {
+                        c.prefetch(a);
+                    }
+                    out.push(c.contains(h));
+                }
+            }
+            BloomFilter::Window(w) => {
+                let mark = w.read_mark(now_ms);
+                for h in hashes.iter().take(LOOKAHEAD) {
+                    w.prefetch(h);
+                }
+                for (i, h) in hashes.iter().enumerate() {
+                    if let Some(a) = hashes.get(i + LOOKAHEAD) {
+                        w.prefetch(a);
+                    }
+                    out.push(w.contains_marked(h, mark));
+                }
+            }
+        }
     }
 }
 

@@ -251,3 +251,42 @@ fn committed_version_1_files_load_and_are_rewritten_identically() {
         );
     }
 }
+
+#[test]
+fn batches_of_hashes_answer_and_dump_as_batches_of_items() {
+    // add_hashes/contains_hashes (the Python package's batch path) must leave
+    // the filter byte for byte as add_items does, with the same replies, for
+    // every kind: scaling, non-scaling (which fills up: the reply ends after
+    // "full"), RedisBloom's hashing, and a window.
+    let l = SERVER_DEFAULT_LIMITS;
+    let kinds = || {
+        let mut k = blooms();
+        k.push(
+            crate::window::Window::new(100, 0.01, 2, BloomLayout::Blocked, 60_000, &l)
+                .unwrap()
+                .into(),
+        );
+        k
+    };
+    let items: Vec<Vec<u8>> = (0..400).map(|i| format!("x{i}").into_bytes()).collect();
+    let probes: Vec<Vec<u8>> = (0..800)
+        .map(|i| format!("{}{}", ["x", "y"][i % 2], i / 2).into_bytes())
+        .collect();
+    let (mut yes, mut all) = (0, 0);
+    for (mut a, mut b) in kinds().into_iter().zip(kinds()) {
+        let want = a.add_items(items.iter().map(|v| &v[..]), 1_000, &l);
+        let hashes: Vec<_> = items.iter().map(|i| b.scheme().bloom(i)).collect();
+        let mut got = Vec::new();
+        b.add_hashes(&hashes, 1_000, &l, &mut got);
+        assert_eq!(got, want);
+        assert_eq!(file_of(&a), file_of(&b));
+        let want = a.contains_items(probes.iter().map(|v| &v[..]), 2_000);
+        let hashes: Vec<_> = probes.iter().map(|i| b.scheme().bloom(i)).collect();
+        let mut got = vec![true];
+        b.contains_hashes(&hashes, 2_000, &mut got);
+        assert_eq!(got[1..], want[..]);
+        yes += want.iter().filter(|x| **x).count();
+        all += want.len();
+    }
+    assert!(yes > 0 && yes < all, "{yes} of {all}");
+}
