@@ -142,6 +142,9 @@ clean:
 	$(CARGO) clean
 	rm -rf target run
 
+# The python part runs in a venv outside the clone (PY_BENCH_VENV) holding the package and its
+# peers from PyPI (rbloom, fastbloom-rs, pybloomfiltermmap3): make bench BENCH_ARGS="--parts python".
+PY_BENCH_VENV ?= $(HOME)/.cache/ferrobloom-benchvenv
 # Tables and plots in bench/results/; options: make bench BENCH_ARGS="--parts batch --quick"
 # (bench/run.py --help). The core's examples (no Redis, the system allocator) and the module.
 bench: deps
@@ -154,10 +157,16 @@ bench: deps
 	$(CARGO) build --release -p ferrobloom-core --example bench_core --example bench_accuracy --example bench_memref --example bench_window
 	$(CARGO) build --release
 	@mkdir -p $(CARGO_TARGET_DIR)/bench && cp -f $(MODULE_BUILT) $(CARGO_TARGET_DIR)/bench/$(MODULE_NAME)
+	@set -e; [ -x $(PY_BENCH_VENV)/bin/python ] || $(PYTHON) -m venv $(PY_BENCH_VENV); \
+	$(PY_BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check maturin redis \
+	  rbloom==1.5.4 fastbloom-rs==0.5.10 pybloomfiltermmap3==0.6.3; \
+	CARGO_TARGET_DIR=$(CARGO_TARGET_DIR)-python $(PY_BENCH_VENV)/bin/pip install --quiet \
+	  --disable-pip-version-check --force-reinstall --no-deps ./python
 	@rb=$$(scripts/peers.sh redisbloom 2>/dev/null | sed -n 's/^redisbloom=//p'); \
 	[ -n "$$rb" ] || echo "bench: RedisBloom 2.8.2 could not be fetched: measured without it"; \
 	$(PYTHON) bench/run.py --module $(CARGO_TARGET_DIR)/bench/$(MODULE_NAME) \
-	  --examples $(CARGO_TARGET_DIR)/release/examples --redisbloom "$$rb" $(BENCH_ARGS)
+	  --examples $(CARGO_TARGET_DIR)/release/examples --redisbloom "$$rb" \
+	  --python $(PY_BENCH_VENV)/bin/python $(BENCH_ARGS)
 
 # Coverage-guided fuzzing (cargo-fuzz, libFuzzer) of every decoder and argument parser:
 # each target in fuzz/fuzz_targets runs FUZZ_SECONDS, one after the other, from the committed

@@ -90,6 +90,10 @@ def _config(client: Any, name: str) -> Optional[int]:
     return None
 
 
+# Bytes of LOADCHUNK data sent per pipeline by push (four SCANDUMP chunks).
+PUSH_PIPELINE_BYTES = 64 << 20
+
+
 def _total(f: Filter) -> int:
     return int(f.info()["Size"])
 
@@ -132,19 +136,30 @@ def push(
     done = False
     try:
         client.delete(tmp)
+        # The chunks go in pipelines of up to PUSH_PIPELINE_BYTES (the header
+        # and the temporary key's TTL first): a round trip per pipeline, not
+        # per chunk. A refused chunk raises (the pipeline's first error).
+        pipe = client.pipeline(transaction=False)
+        queued = 0
         it = 0
         first = True
         while True:
             nxt, data = filter.scandump(it)
             if nxt == 0:
                 break
-            client.execute_command(loadchunk, tmp, nxt, data)
+            pipe.execute_command(loadchunk, tmp, nxt, data)
             if first:
-                client.expire(tmp, TEMP_TTL_SECONDS)
+                pipe.expire(tmp, TEMP_TTL_SECONDS)
                 first = False
             else:
-                pb.update(len(data))
+                queued += len(data)
+            if queued >= PUSH_PIPELINE_BYTES:
+                pipe.execute()
+                pb.update(queued)
+                queued = 0
             it = nxt
+        pipe.execute()
+        pb.update(queued)
         # One transaction (both keys are in one slot, so a cluster takes it
         # too): the TTL goes with the rename, never before nor after it.
         pipe = client.pipeline(transaction=True)
