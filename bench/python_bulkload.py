@@ -16,15 +16,43 @@ The two loads must give the same SCANDUMP header (checked)."""
 import argparse
 import json
 import os
+import socket
+import subprocess
 import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "tests"))
-from conftest import Server  # noqa: E402
+import ferrobloom
+import redis
+from ferrobloom.cli import _batches, _inputs
 
-import ferrobloom  # noqa: E402
-from ferrobloom.cli import _batches, _inputs  # noqa: E402
+
+class Server:
+    """A redis-server with the module on a free local port, no persistence."""
+
+    def __init__(self, binary, module, dir):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.proc = subprocess.Popen(
+            [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "",
+             "--appendonly", "no", "--loadmodule", module],
+            stdout=open(os.path.join(dir, "server.log"), "wb"), stderr=subprocess.STDOUT)
+        self.client = redis.Redis(port=port)
+        for _ in range(150):
+            try:
+                self.client.ping()
+                return
+            except redis.ConnectionError:
+                if self.proc.poll() is not None:
+                    break
+                time.sleep(0.1)
+        self.stop()
+        sys.exit("redis-server did not start (see %s/server.log)" % dir)
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
 
 
 def wire(r):
@@ -90,10 +118,10 @@ def main():
     ap.add_argument("--sizes", default="10000000")
     ap.add_argument("--json", help="write the rows here")
     a = ap.parse_args()
-    s = Server(os.environ.get("REDIS_SERVER", "redis-server"), os.environ["FERROBLOOM_MODULE"])
     rows = []
-    try:
-        with tempfile.TemporaryDirectory(prefix="ferrobloom-bulk-") as d:
+    with tempfile.TemporaryDirectory(prefix="ferrobloom-bulk-") as d:
+        s = Server(os.environ.get("REDIS_SERVER", "redis-server"), os.environ["FERROBLOOM_MODULE"], d)
+        try:
             for n in [int(float(x)) for x in a.sizes.split(",")]:
                 row = one(s.client, n, d)
                 rows.append(row)
@@ -104,8 +132,8 @@ def main():
                           row["push_wire"], row["madd_s"] / row["build_push_s"],
                           row["madd_wire"] / row["push_wire"], row["pull_s"], row["local_ns"],
                           row["mexists_ns"]), flush=True)
-    finally:
-        s.stop()
+        finally:
+            s.stop()
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
