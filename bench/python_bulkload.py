@@ -1,6 +1,6 @@
 """Bulk load from a file from Python (issue 29): pipelined BF.MADD (1000 items a
 command, 50 commands a pipeline) against the CLI's `build` path
-(`BloomFilter.update` in batches of 65536 lines) + `push` (LOADCHUNK), end to
+(`BloomFilter.update` of each 4 MiB block's lines) + `push` (LOADCHUNK), end to
 end from the same file of one item per line, wall time and bytes the server
 received (INFO stats total_net_input_bytes); then `pull` and local lookups
 against pipelined BF.MEXISTS round trips (1000 items a command).
@@ -24,7 +24,7 @@ import time
 
 import ferrobloom
 import redis
-from ferrobloom.cli import _batches, _inputs
+from ferrobloom.cli import _input_blocks
 
 
 class Server:
@@ -71,7 +71,7 @@ def one(r, n, tmpdir):
     r.execute_command("BF.RESERVE", "madd", 0.01, n, "NONSCALING")
     p = r.pipeline(transaction=False)
     cmds = 0
-    for batch in _batches(_inputs([path])):
+    for batch in _input_blocks([path]):
         for i in range(0, len(batch), 1000):
             p.execute_command("BF.MADD", "madd", *batch[i:i + 1000])
             cmds += 1
@@ -82,7 +82,7 @@ def one(r, n, tmpdir):
 
     w0, t0 = wire(r), time.perf_counter()
     f = ferrobloom.BloomFilter(n, 0.01, nonscaling=True)
-    for batch in _batches(_inputs([path])):
+    for batch in _input_blocks([path]):
         f.update(batch)
     t_build = time.perf_counter() - t0
     ferrobloom.push(r, "pushed", f, progress=False)

@@ -1563,7 +1563,7 @@ def render_python(res):
                   f"{b['local_ns']:.0f} / {b['mexists_ns']:.0f}"] for b in res["bulk"]]
         out += ("\n\nBulk load from a file of one item per line (`bench/python_bulkload.py`), from one "
                 "redis-py client: pipelined `BF.MADD` (1000 items a command, 50 commands a pipeline) "
-                "against the CLI's build path (`update` in batches of 65536 lines) + `push` "
+                "against the CLI's build path (`update` of each 4 MiB block's lines; both read the file with the CLI's reader) + `push` "
                 "(pipelined `LOADCHUNK`s), wall time end to end and bytes the server received; "
                 "then `pull` of the pushed filter and lookups of up to 1M added items, local "
                 "`contains_many` against pipelined `BF.MEXISTS` (1000 a command), ns/item.\n\n"
