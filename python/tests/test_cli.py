@@ -69,3 +69,31 @@ def test_push_and_pull(server, r, tmp_path):
     down = run("pull", "redis://127.0.0.1:1/0", "k", g)
     assert down.returncode == 1 and b"ConnectionError" in down.stderr
     assert server_walk(r, "BF", "k")
+
+
+def test_build_reads_lines_across_blocks(monkeypatch):
+    # The build reads blocks and splits lines in C; every split point (tiny
+    # blocks), "\r\n" and "\n" endings, empty lines and a last line without
+    # "\n" must give the lines Python's own line iteration gives.
+    import io
+    import random
+
+    from ferrobloom import cli
+
+    def by_line(data):
+        out = []
+        for line in io.BytesIO(data):
+            if line.endswith(b"\n"):
+                line = line[:-1]
+                if line.endswith(b"\r"):
+                    line = line[:-1]
+            out.append(line)
+        return out
+
+    rng = random.Random(5)
+    for _ in range(500):
+        data = bytes(rng.choice(b"ab\r\n") for _ in range(rng.randrange(40)))
+        for block in (1, 2, 3, 7, 64):
+            monkeypatch.setattr(cli, "BLOCK", block)
+            got = [x for b in cli._line_blocks(io.BytesIO(data)) for x in b]
+            assert got == by_line(data), (data, block)

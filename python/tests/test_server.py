@@ -205,8 +205,33 @@ class FailingClient:
                 raise redis.ConnectionError("simulated")
         return self.c.execute_command(*args)
 
+    def pipeline(self, transaction=True, **kw):
+        # push pipelines its LOADCHUNKs: replay them one by one through this
+        # client, so that the n-th one fails where a dropped connection would.
+        if transaction:
+            return self.c.pipeline(transaction=True, **kw)
+        return Sequential(self)
+
     def __getattr__(self, name):
         return getattr(self.c, name)
+
+
+class Sequential:
+    """A non-transactional pipeline that sends its commands one by one through a wrapper client."""
+
+    def __init__(self, owner):
+        self.owner, self.queued = owner, []
+
+    def execute_command(self, *args):
+        self.queued.append(args)
+        return self
+
+    def expire(self, name, seconds):
+        return self.execute_command("EXPIRE", name, seconds)
+
+    def execute(self):
+        q, self.queued = self.queued, []
+        return [self.owner.execute_command(*a) for a in q]
 
 
 def test_failed_push_leaves_the_old_key(r):
