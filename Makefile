@@ -102,7 +102,28 @@ test: deps peers
 	  echo "=== make test: $$srv passed in $$(( $$(date +%s) - start )) s ==="; \
 	done; \
 	echo "=== make test: all servers passed in $$(( $$(date +%s) - total )) s ==="
+	@$(MAKE) --no-print-directory python-test
 	@$(MAKE) --no-print-directory dist-check
+
+# The Python package (python/, issue 29): `pip install ./python` into a venv outside the clone
+# (maturin, pytest and redis from PyPI), then pytest on real servers (Redis 7.0, Valkey 9 and
+# RedisBloom 2.8.2, see python/tests/conftest.py) with the module `make test` built. Run from
+# the repository root, so that the installed package (not python/ferrobloom/) is imported.
+PY_VENV ?= $(HOME)/.cache/ferrobloom-pyvenv
+.PHONY: python-test
+python-test:
+	@set -e; \
+	if [ ! -x $(PY_VENV)/bin/python ]; then \
+	  $(PYTHON) -m venv $(PY_VENV) 2>/dev/null || { rm -rf $(PY_VENV); \
+	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null && \
+	    $(PYTHON) -m venv $(PY_VENV); }; \
+	fi; \
+	$(PY_VENV)/bin/pip install --quiet --disable-pip-version-check maturin pytest redis; \
+	CARGO_TARGET_DIR=$(CARGO_TARGET_DIR)-python $(PY_VENV)/bin/pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python; \
+	so=$(TEST_TARGET_DIR)/release/deps/$(MODULE_NAME); \
+	[ -f $$so ] || { CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) build --release --features ferrobloom/fault-injection; so=$(TEST_TARGET_DIR)/release/$(MODULE_NAME); }; \
+	echo "=== make test: Python package (python/tests) ==="; \
+	FERROBLOOM_MODULE=$$so $(PY_VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests
 
 # Release artifact: dist/ferrobloom-<version>-linux-<arch>.tar.gz (+ .sha256): the module
 # built without the fault-injection feature in CARGO_TARGET_DIR (never TEST_TARGET_DIR, whose
@@ -147,6 +168,9 @@ clean:
 	$(CARGO) clean
 	rm -rf target run
 
+# The python part runs in a venv outside the clone (PY_BENCH_VENV) holding the package and its
+# peers from PyPI (rbloom, fastbloom-rs, pybloomfiltermmap3): make bench BENCH_ARGS="--parts python".
+PY_BENCH_VENV ?= $(HOME)/.cache/ferrobloom-benchvenv
 # Tables and plots in bench/results/; options: make bench BENCH_ARGS="--parts batch --quick"
 # (bench/run.py --help). The core's examples (no Redis, the system allocator) and the module.
 bench: deps
@@ -159,10 +183,16 @@ bench: deps
 	$(CARGO) build --release -p ferrobloom-core --example bench_core --example bench_accuracy --example bench_memref --example bench_window --example bench_window_memory
 	$(CARGO) build --release
 	@mkdir -p $(CARGO_TARGET_DIR)/bench && cp -f $(MODULE_BUILT) $(CARGO_TARGET_DIR)/bench/$(MODULE_NAME)
+	@set -e; [ -x $(PY_BENCH_VENV)/bin/python ] || $(PYTHON) -m venv $(PY_BENCH_VENV); \
+	$(PY_BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check maturin redis \
+	  rbloom==1.5.4 fastbloom-rs==0.5.10 pybloomfiltermmap3==0.6.3; \
+	CARGO_TARGET_DIR=$(CARGO_TARGET_DIR)-python $(PY_BENCH_VENV)/bin/pip install --quiet \
+	  --disable-pip-version-check --force-reinstall --no-deps ./python
 	@rb=$$(scripts/peers.sh redisbloom 2>/dev/null | sed -n 's/^redisbloom=//p'); \
 	[ -n "$$rb" ] || echo "bench: RedisBloom 2.8.2 could not be fetched: measured without it"; \
 	$(PYTHON) bench/run.py --module $(CARGO_TARGET_DIR)/bench/$(MODULE_NAME) \
-	  --examples $(CARGO_TARGET_DIR)/release/examples --redisbloom "$$rb" $(BENCH_ARGS)
+	  --examples $(CARGO_TARGET_DIR)/release/examples --redisbloom "$$rb" \
+	  --python $(PY_BENCH_VENV)/bin/python $(BENCH_ARGS)
 
 # Coverage-guided fuzzing (cargo-fuzz, libFuzzer) of every decoder and argument parser:
 # each target in fuzz/fuzz_targets runs FUZZ_SECONDS, one after the other, from the committed
@@ -170,7 +200,7 @@ bench: deps
 # Stable toolchain + RUSTC_BOOTSTRAP=1 for the nightly flags cargo-fuzz passes; no sanitizer
 # (safe Rust; twice the executions). `cargo test` replays the committed corpus.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= rdb_bloom rdb_cuckoo bloom_chunks cuckoo_chunks args rdb_redisbloom
+FUZZ_TARGETS ?= rdb_bloom rdb_cuckoo bloom_chunks cuckoo_chunks args rdb_redisbloom file
 FUZZ_WORK ?= $(HOME)/.cache/ferrobloom-fuzz-corpus
 FUZZ_TARGET_DIR ?= $(CARGO_TARGET_DIR)-cargofuzz
 fuzz:

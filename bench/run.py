@@ -17,6 +17,12 @@ Parts (select with --parts, comma-separated; default all, in this order):
   persistence  SAVE and restart-load time of a 1 GiB filter vs a 1 GiB string
   merge        BF.MERGE of two filters of random bits (16 MiB to 1 GiB each), into a new key
                and into an existing filter: server time and GB/s of bytes touched
+  window       windowed filters (see part_window)
+  python       the Python package (--python: a venv's interpreter with ferrobloom, rbloom 1.5.4,
+               fastbloom-rs 0.5.10, pybloomfiltermmap3 0.6.3 and redis; the Makefile makes it):
+               in-process batch add/lookup ns/item at 1M/10M/100M (bench/python_inprocess.py)
+               and bulk load build+push vs pipelined BF.MADD, pull, local lookups vs
+               BF.MEXISTS (bench/python_bulkload.py)
 The summary is rebuilt from every <part>.json present, so re-running one part
 (e.g. `make bench BENCH_ARGS="--parts batch"`) refreshes the summary too.
 
@@ -58,7 +64,7 @@ import redis
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-PARTS = ["one_item", "batch", "core", "accuracy", "persistence", "merge", "window"]
+PARTS = ["one_item", "batch", "core", "accuracy", "persistence", "merge", "window", "python"]
 MiB = 1 << 20
 GiB = 1 << 30
 
@@ -1284,6 +1290,36 @@ def summary(outdir):
             worst = min(med(r["gbps"]) for r in rs)
             rows.append(["BF.MERGE: GB/s of bytes touched (slowest size and layout, median)",
                          f"{worst:.2f}", "(reported)", "-"])
+    py = load("python")
+    if py and not py["result"].get("skipped"):
+        ip = py["result"]["inprocess"]
+        for n in sorted({r["n"] for r in ip}):
+            rs = [r for r in ip if r["n"] == n]
+            peers = [r for r in rs if not r["library"].startswith("ferrobloom")]
+            if not peers:
+                continue
+            need = 1.0 if n < 10_000_000 else 2.0
+            for r in rs:
+                if r in peers:
+                    continue
+                for op in ("add", "hit", "miss"):
+                    ratio = min(med(x[op]) for x in peers) / med(r[op])
+                    rows.append([f"Python {r['library']} batch {op} on {fmt_items(n)}: fastest of "
+                                 f"{len(peers)} libraries' ns/item ÷ ferrobloom's", f"{ratio:.2f}",
+                                 f"≥ {need:g}", "met" if ratio >= need else "**not met**"])
+                small = min(peers, key=lambda x: x["bytes"])
+                mem = r["bytes"] / small["bytes"]
+                rows.append([f"Python {r['library']} memory on {fmt_items(n)}: filter bytes ÷ "
+                             f"{small['library']}'s (measured FP rate {r['fp']:.4f} vs {small['fp']:.4f})",
+                             f"{mem:.3f}", "≤ 1 at the same FP rate",
+                             "met" if mem <= 1 and r["fp"] <= small["fp"] else
+                             ("lower FP rate" if r["fp"] < small["fp"] else "**not met**")])
+        for b in py["result"]["bulk"]:
+            x, y = b["madd_s"] / b["build_push_s"], b["madd_wire"] / b["push_wire"]
+            rows.append([f"Python bulk load {fmt_items(b['n'])}: pipelined BF.MADD time ÷ build+push",
+                         f"{x:.1f}", "≥ 5 (at 100M)", (f"met at {fmt_items(b['n'])}" if x >= 5 else "**not met**")])
+            rows.append([f"Python bulk load {fmt_items(b['n'])}: BF.MADD bytes ÷ push bytes",
+                         f"{y:.0f}", "≥ 10 (at 100M)", (f"met at {fmt_items(b['n'])}" if y >= 10 else "**not met**")])
     lines.append(table(["target", "measured ratio", "target ratio", "status"], rows))
     lines.append("")
     for part in PARTS:
@@ -1584,6 +1620,66 @@ def render_window_speed(res):
             + table(hdr, rows))
 
 
+def part_python(args, env):
+    a = args
+    if not a.python:
+        log("python: no --python interpreter given: skipped")
+        return {"inprocess": [], "bulk": [], "skipped": True}
+    res = {"rounds": a.python_rounds}
+    with tempfile.TemporaryDirectory(prefix="ferrobloom-pybench-") as d:
+        out = os.path.join(d, "inprocess.json")
+        subprocess.run([a.python, os.path.join(HERE, "python_inprocess.py"), "--sizes", a.python_sizes,
+                        "--rounds", str(a.python_rounds), "--json", out], check=True, cwd=d)
+        res["inprocess"] = json.load(open(out))
+        out = os.path.join(d, "bulk.json")
+        if a.python_bulk_sizes:
+            subprocess.run([a.python, os.path.join(HERE, "python_bulkload.py"), "--sizes",
+                            a.python_bulk_sizes, "--json", out], check=True, cwd=d,
+                           env={**os.environ, "FERROBLOOM_MODULE": a.module})
+            res["bulk"] = json.load(open(out))
+        else:
+            res["bulk"] = []
+    return res
+
+
+def render_python(res):
+    if res.get("skipped"):
+        return "Skipped (no `--python`)."
+    rows = []
+    for n in sorted({r["n"] for r in res["inprocess"]}):
+        rs = [r for r in res["inprocess"] if r["n"] == n]
+        peers = [r for r in rs if not r["library"].startswith("ferrobloom")]
+        best = {op: min((med(r[op]) for r in peers), default=float("nan")) for op in ("add", "hit", "miss")}
+        for r in rs:
+            ratio = "" if r in peers else " / ".join(f"{best[op] / med(r[op]):.2f}x" for op in ("add", "hit", "miss"))
+            rows.append([fmt_items(n), r["library"], spread(r["add"]), spread(r["hit"]), spread(r["miss"]),
+                         f"{r['fp']:.4f}", f"{r['bytes']:,}", ratio])
+    out = ("In-process batch add and lookup from Python, ns/item (`bench/python_inprocess.py`): "
+           "non-scaling filters of n items at 1%, items `b\"item-<i>\"`, hits = the n items, misses = "
+           "up to 10M never-added items (their share of positives = the measured FP rate); the "
+           "libraries interleaved round by round in one process, "
+           f"{res['rounds']} round(s), median (min-max). Batch calls where the library has them "
+           "(rbloom and pybloomfiltermmap3 have no batch lookup: a list comprehension of `in`). "
+           "\"vs fastest\": the fastest other library's median / ferrobloom's, for add / hit / miss "
+           "(above 1: ferrobloom faster).\n\n"
+           + table(["n", "library", "add", "hit", "miss", "FP rate", "filter bytes", "vs fastest (add / hit / miss)"], rows))
+    if res["bulk"]:
+        brows = [[fmt_items(b["n"]), fmt_bytes(b["file_bytes"]), f"{b['madd_s']:.1f} s",
+                  fmt_bytes(b["madd_wire"]), f"{b['build_s']:.2f} + {b['build_push_s'] - b['build_s']:.2f} s",
+                  fmt_bytes(b["push_wire"]), f"{b['madd_s'] / b['build_push_s']:.1f}x",
+                  f"{b['madd_wire'] / b['push_wire']:.0f}x", f"{b['pull_s']:.2f} s",
+                  f"{b['local_ns']:.0f} / {b['mexists_ns']:.0f}"] for b in res["bulk"]]
+        out += ("\n\nBulk load from a file of one item per line (`bench/python_bulkload.py`), from one "
+                "redis-py client: pipelined `BF.MADD` (1000 items a command, 50 commands a pipeline) "
+                "against the CLI's build path (`update` of each 4 MiB block's lines; both read the file with the CLI's reader) + `push` "
+                "(pipelined `LOADCHUNK`s), wall time end to end and bytes the server received; "
+                "then `pull` of the pushed filter and lookups of up to 1M added items, local "
+                "`contains_many` against pipelined `BF.MEXISTS` (1000 a command), ns/item.\n\n"
+                + table(["n", "file", "BF.MADD", "bytes in", "build + push", "bytes in", "faster",
+                         "fewer bytes", "pull", "lookup ns: local / BF.MEXISTS"], brows))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--module", required=True, help="the module .so (Redis-allocator build)")
@@ -1642,6 +1738,11 @@ def main():
     g = ap.add_argument_group("persistence")
     g.add_argument("--persist-bytes", type=int, default=GiB)
     g.add_argument("--persist-rounds", type=int, default=1)
+    g = ap.add_argument_group("python")
+    g.add_argument("--python", default="", help="a venv's python with the package and the peers (empty: part skipped)")
+    g.add_argument("--python-sizes", default="1000000,10000000,100000000")
+    g.add_argument("--python-rounds", type=int, default=3)
+    g.add_argument("--python-bulk-sizes", default="10000000", help="bulk-load sizes (empty: none)")
     g = ap.add_argument_group("merge")
     g.add_argument("--merge-mib", default="16,64,256", help="size of each merged filter, MiB")
     a = ap.parse_args()
@@ -1659,6 +1760,7 @@ def main():
         a.persist_bytes = 64 * MiB
         a.merge_mib = "16,64"
         a.window_capacities, a.window_probes, a.window_seconds = [100_000], 100_000, 8.0
+        a.python_sizes, a.python_bulk_sizes, a.python_rounds = "100000", "100000", 1
     a.module = os.path.abspath(a.module)
     if a.redisbloom and not os.path.exists(a.redisbloom):
         log(f"RedisBloom not found at {a.redisbloom}: measured without it")
@@ -1685,13 +1787,14 @@ def main():
               "batch": "Batch commands vs RedisBloom 2.8.2",
               "core": "Core microbenchmarks", "accuracy": "Accuracy and memory",
               "persistence": "Persistence: SAVE and load", "merge": "BF.MERGE",
-              "window": "Windowed Bloom filters (WINDOW seconds)"}
+              "window": "Windowed Bloom filters (WINDOW seconds)",
+              "python": "The Python package: in-process against rbloom, fastbloom-rs, pybloomfiltermmap3; bulk load"}
     runners = {"one_item": part_one_item, "batch": part_batch, "core": part_core,
                "accuracy": part_accuracy, "persistence": part_persistence, "merge": part_merge,
-               "window": part_window}
+               "window": part_window, "python": part_python}
     renderers = {"one_item": render_one_item, "batch": render_batch, "core": render_core,
                  "accuracy": render_accuracy, "persistence": render_persistence,
-                 "merge": render_merge, "window": render_window}
+                 "merge": render_merge, "window": render_window, "python": render_python}
     t_all = time.perf_counter()
     for p in parts:
         log(f"== {p}")
@@ -1709,7 +1812,7 @@ def main():
                 if p == "accuracy":
                     pngs = [p + "_fpr.png", p + "_bits.png"]
                     plot_accuracy(result, plt, *[os.path.join(a.out, x) for x in pngs])
-                elif p != "window":
+                elif p not in ("window", "python"):
                     pngs = [p + ".png"]
                     {"one_item": plot_one_item, "batch": plot_batch, "core": plot_core,
                      "persistence": plot_persistence, "merge": plot_merge}[p](result, plt, os.path.join(a.out, pngs[0]))

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """De-duplicate a stream of click events within a time window on a Redis Cluster.
 
-Each click id goes to one of `--shards` windowed Bloom filters (`BF.RESERVE ... WINDOW`),
-keys `clicks:{<shard>}`: the hash tag puts each shard's key in one cluster slot, so the
-cluster spreads the shards over its primaries (the two-level sharding of a hand-made
-client-side design, done by Redis Cluster). Batches go out as one `BF.MADD` per shard,
-pipelined per node; an answer of 1 means "not seen within the window": a new click.
+One logical windowed Bloom filter over the cluster: `ferrobloom.ShardedBloomFilter`
+(the Python package, `pip install ./python`) creates `--shards` windowed filters
+(`BF.RESERVE ... WINDOW`) under keys whose hash tags spread them over the cluster's
+slots, so the shards spread over its primaries, and routes each click id to one shard by
+a hash independent of the filters' (the two-level sharding of a hand-made client-side
+design, as a library class). A batch goes out as one `BF.MADD` per shard, pipelined per
+node; an answer of True means "not seen within the window": a new click.
 
 The script keeps an exact reference (each id's last send time) and classifies every
 answer, with the client's send times bounding the server's:
@@ -25,8 +27,9 @@ import random
 import sys
 import time
 
-import redis
 from redis.cluster import RedisCluster
+
+from ferrobloom import ShardedBloomFilter
 
 
 def main():
@@ -46,10 +49,9 @@ def main():
     rc = RedisCluster(host=a.host, port=a.port, decode_responses=False)
     w = a.window
     per_shard = max(1, int(a.rate * w / a.shards * 2))  # capacity per window, 2x headroom
-    keys = [f"clicks:{{{s}}}" for s in range(a.shards)]
-    for k in keys:
-        rc.delete(k)
-        rc.execute_command("BF.RESERVE", k, a.error, per_shard, "WINDOW", w)
+    clicks = ShardedBloomFilter(rc, "clicks", shards=a.shards)
+    clicks.delete()
+    clicks.create(per_shard * a.shards, a.error, window=w)
 
     rng = random.Random(a.seed)
     last = {}  # id -> (send start, send end) of its last send
@@ -67,39 +69,32 @@ def main():
             else:
                 batch.append(next_id)
                 next_id += 1
-        by_shard = {}
-        for pos, cid in enumerate(batch):
-            by_shard.setdefault(cid % a.shards, []).append((pos, cid))
-        pipe = rc.pipeline()
-        order = []
-        for s, evs in by_shard.items():
-            pipe.execute_command("BF.MADD", keys[s], *[f"click-{c}" for _, c in evs])
-            order.append(evs)
         t0 = time.time()
-        replies = pipe.execute()
+        answers = clicks.add_many([f"click-{c}" for c in batch])
         t1 = time.time()
         seen_in_batch = {}
-        for evs, ans in zip(order, replies):
-            for (pos, cid), r in zip(evs, ans):
-                counts["events"] += 1
-                prev = last.get(cid)
-                if cid in seen_in_batch and seen_in_batch[cid] < pos:
-                    prev = (t0, t1)  # an earlier copy in this very batch
-                if prev is not None and t1 - prev[0] <= w:
-                    counts["dups_must"] += 1
-                    if r == 0:
-                        counts["dups_caught"] += 1
-                    else:
-                        counts["fn"] += 1
-                elif prev is None or t0 - prev[1] >= 1.25 * w:
-                    counts["must_new"] += 1
-                    if r == 1:
-                        counts["new"] += 1
-                    else:
-                        counts["fp"] += 1
+        for pos, (cid, r) in enumerate(zip(batch, answers)):
+            if isinstance(r, Exception):
+                raise r
+            counts["events"] += 1
+            prev = last.get(cid)
+            if cid in seen_in_batch:
+                prev = (t0, t1)  # an earlier copy in this very batch
+            if prev is not None and t1 - prev[0] <= w:
+                counts["dups_must"] += 1
+                if not r:
+                    counts["dups_caught"] += 1
                 else:
-                    counts["slack"] += 1
-                seen_in_batch.setdefault(cid, pos)
+                    counts["fn"] += 1
+            elif prev is None or t0 - prev[1] >= 1.25 * w:
+                counts["must_new"] += 1
+                if r:
+                    counts["new"] += 1
+                else:
+                    counts["fp"] += 1
+            else:
+                counts["slack"] += 1
+            seen_in_batch.setdefault(cid, pos)
         for cid in batch:
             last[cid] = (t0, t1)
             recent.append(cid)

@@ -1,5 +1,6 @@
 //! Windowed Bloom filters on a loopback Redis Cluster: the de-duplication
-//! pipeline of `examples/dedup_pipeline.py` (redis-py, shards by hash tag) runs
+//! pipeline of `examples/dedup_pipeline.py` (redis-py and the Python package's
+//! `ShardedBloomFilter`, installed from this checkout's `python/`) runs
 //! with a 1 s window and catches every duplicate within the window with the
 //! false-positive rate bounded; a reshard (MIGRATE) moves windowed filters
 //! with their generations and times intact.
@@ -9,15 +10,58 @@ mod common;
 use common::cluster::Cluster;
 use common::*;
 use redis::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// A Python with this checkout's `ferrobloom` package (and redis-py): the venv
+/// `make python-test` uses (`$FERROBLOOM_PY_VENV`, default
+/// `~/.cache/ferrobloom-pyvenv`, created if missing), the package reinstalled
+/// from `python/` with maturin's build in `$CARGO_TARGET_DIR-python` (as the
+/// Makefile's) or this test target's tmp dir: incremental, seconds when
+/// nothing changed.
+fn python_with_package() -> String {
+    let venv = std::env::var("FERROBLOOM_PY_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()))
+                .join(".cache/ferrobloom-pyvenv")
+        });
+    let py = venv.join("bin/python");
+    let pip = venv.join("bin/pip");
+    let run = |c: &mut Command| {
+        let out = c.output().expect("run python/pip");
+        assert!(
+            out.status.success(),
+            "{c:?} failed:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    if !py.exists() {
+        run(Command::new("python3").arg("-m").arg("venv").arg(&venv));
+    }
+    let quiet = ["install", "--quiet", "--disable-pip-version-check"];
+    run(Command::new(&pip).args(quiet).args(["maturin", "redis"]));
+    let target = std::env::var("CARGO_TARGET_DIR")
+        .map(|d| format!("{d}-python"))
+        .unwrap_or_else(|_| format!("{}/python", env!("CARGO_TARGET_TMPDIR")));
+    run(Command::new(&pip)
+        .args(quiet)
+        .args(["--force-reinstall", "--no-deps"])
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/python"))
+        .env("CARGO_TARGET_DIR", target));
+    py.to_string_lossy().into_owned()
+}
 
 #[test]
 fn window_dedup_pipeline_example_on_a_cluster() {
+    let python = python_with_package();
     let c = Cluster::start(3, false);
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/dedup_pipeline.py");
     let port = c.primaries[0].port().to_string();
-    let out = c.primaries[0].server.python_file(
-        script,
-        &[
+    let run = Command::new(&python)
+        .arg(script)
+        .args([
             "--port",
             &port,
             "--window",
@@ -30,8 +74,14 @@ fn window_dedup_pipeline_example_on_a_cluster() {
             "400",
             "--shards",
             "12",
-        ],
-    );
+        ])
+        .output()
+        .expect("run the example");
+    let out = ProcOutput {
+        status: run.status,
+        stdout: String::from_utf8_lossy(&run.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&run.stderr).into_owned(),
+    };
     println!("{}", out.stdout);
     assert!(
         out.success(),

@@ -20,6 +20,7 @@
 //!   header given to `BF.LOADCHUNK key 1` / `CF.LOADCHUNK key 1`), then
 //!   operations, each an opcode byte and its operands (see [`BloomOp`] and
 //!   [`CuckooOp`] in the source).
+//! - [`file`]: a filter file (`ferrobloom_core::file`), as it is.
 //! - [`args`]: a command's arguments separated by `\n` (argv[0] first).
 //! - [`rdb_redisbloom`]: RedisBloom's own RDB payloads (encoding versions 0-4)
 //!   of either type: byte 0 picks the type (bit 0) and the version
@@ -126,6 +127,7 @@ fn reload<T: ferrobloom_core::payload::Payload>(d: &Dump) -> Result<T, String> {
 mod args;
 mod bloom;
 mod cuckoo;
+mod file;
 mod redisbloom;
 mod seeds;
 #[cfg(test)]
@@ -134,6 +136,7 @@ mod tests;
 pub use args::args;
 pub use bloom::{bloom_chunks, rdb_bloom};
 pub use cuckoo::{cuckoo_chunks, rdb_cuckoo};
+pub use file::file;
 pub use redisbloom::rdb_redisbloom;
 pub use seeds::{seeds, Seed};
 
@@ -141,13 +144,14 @@ pub use seeds::{seeds, Seed};
 pub type Target = (&'static str, fn(&[u8]));
 
 /// Every fuzz target.
-pub const TARGETS: [Target; 6] = [
+pub const TARGETS: [Target; 7] = [
     ("rdb_bloom", rdb_bloom),
     ("rdb_cuckoo", rdb_cuckoo),
     ("bloom_chunks", bloom_chunks),
     ("cuckoo_chunks", cuckoo_chunks),
     ("args", args),
     ("rdb_redisbloom", rdb_redisbloom),
+    ("file", file),
 ];
 
 fn put_buffer(out: &mut Vec<u8>, b: &[u8]) {

@@ -168,5 +168,6 @@ pub fn seeds() -> Vec<Seed> {
         ));
     }
     out.extend(redisbloom_seeds());
+    out.extend(super::file::file_seeds());
     out
 }

@@ -2,10 +2,21 @@
 //! encodings. Nothing in here knows about Redis; it is unit-tested with plain
 //! `cargo test -p ferrobloom-core` and used by the Redis module (the `ferrobloom` crate)
 //! and its fuzz targets.
+//!
+//! # Public API: filters outside a server
+//!
+//! Build a filter, add and look up items in batches, dump it to the chunks
+//! `BF.SCANDUMP`/`CF.SCANDUMP` return (byte for byte the server's, for the same
+//! parameters and items), load it back from chunks, merge filters, and read and
+//! write the versioned file format: [`dump`] lists the calls, [`file`]
+//! documents the format, and `examples/local_filter.rs` runs them all
+//! (`cargo run --release -p ferrobloom-core --example local_filter`).
 
 pub mod bits;
 pub mod bloom;
 pub mod cuckoo;
+pub mod dump;
+pub mod file;
 pub mod filter;
 #[cfg(test)]
 #[path = "tests/fixtures.rs"]

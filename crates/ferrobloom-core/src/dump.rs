@@ -1,0 +1,355 @@
+//! Filters outside a server: the operations a program (the Python package,
+//! the `ferrobloom` command-line tool, a Rust program) needs to build a filter
+//! in-process, ask it about items, and move it to and from a server.
+//!
+//! - **Build**: [`BloomChain::with_options`](crate::bloom::BloomChain::with_options)
+//!   / [`BloomChain::new_redisbloom`](crate::bloom::BloomChain::new_redisbloom)
+//!   (then `BloomFilter::from`), [`CuckooFilter::new`].
+//! - **Batch add / contains**: [`BloomFilter::add_items`],
+//!   [`BloomFilter::contains_items`], [`cuckoo_insert_items`],
+//!   [`CuckooFilter::contains_items`]: the answers of `BF.MADD` / `BF.MEXISTS`
+//!   and `CF.INSERT` / `CF.MEXISTS`, hashing ahead and prefetching as the server
+//!   does.
+//! - **Dump to chunks**: [`Scandump::scandump`], step by step as the
+//!   `BF.SCANDUMP` / `CF.SCANDUMP` commands, or [`Scandump::for_each_dump_chunk`]
+//!   for all of them in linear time; the same bytes as the server's, for the
+//!   same parameters and the same items in the same order.
+//! - **Load from chunks**: [`load_chunks`], which checks every chunk against the
+//!   header before allocating the filter.
+//! - **Merge**: [`BloomFilter::merged`] / [`BloomFilter::merge_from`], with
+//!   `BF.MERGE`'s rules.
+//! - **Files**: [`crate::file`], the SCANDUMP chunks in a small framing.
+//!
+//! `examples/local_filter.rs` uses all of them.
+
+use std::borrow::Cow;
+
+use crate::bloom::{BloomError, Limits, MAX_LINKS_CEILING};
+use crate::cuckoo::{CuckooError, CuckooFilter, MAX_SUBFILTERS};
+use crate::filter::BloomFilter;
+use crate::hash::{HashAhead, ItemHash, LOOKAHEAD};
+use crate::payload::{load_payload_as, HeaderFormat, Payload};
+
+/// The server's default limits for a client's filters (`max-filter-memory`
+/// 4 GiB, `bf-max-links` 64, `cf-max-expansions` 32): what a local filter
+/// grows within, so that a server with its default configuration accepts it.
+pub const SERVER_DEFAULT_LIMITS: Limits = Limits {
+    max_bytes: 4 << 30,
+    max_links: 64,
+    max_filters: 32,
+};
+
+/// Limits for loading a filter whose every byte is at hand (a file, a pull):
+/// only the core's hard ceilings, since [`load_chunks`] checks that the input
+/// carries every byte the header describes before it allocates anything.
+pub const LOAD_LIMITS: Limits = Limits {
+    max_bytes: u64::MAX,
+    max_links: MAX_LINKS_CEILING,
+    max_filters: MAX_SUBFILTERS,
+};
+
+/// Which command family a filter belongs to (and the file format's kind byte).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `BF.*`: a Bloom filter of any kind (scalable, non-scaling, windowed; any layout).
+    Bloom = 1,
+    /// `CF.*`: a cuckoo filter (either layout).
+    Cuckoo = 2,
+}
+
+impl Kind {
+    /// The kind of a file's kind byte.
+    pub fn from_code(code: u8) -> Option<Kind> {
+        match code {
+            1 => Some(Kind::Bloom),
+            2 => Some(Kind::Cuckoo),
+            _ => None,
+        }
+    }
+
+    /// The prefix of the kind's commands (`BF` or `CF`).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Kind::Bloom => "BF",
+            Kind::Cuckoo => "CF",
+        }
+    }
+}
+
+/// A filter that dumps as the SCANDUMP commands do.
+pub trait Scandump: Payload {
+    /// The filter's command family.
+    const KIND: Kind;
+
+    /// The reply of `SCANDUMP key iter`: iterator 0 gives `(1, header)`, an
+    /// iterator a previous reply gave gives the next data chunk with the
+    /// iterator to ask for next (and to give `LOADCHUNK` with it); `None` past
+    /// the end (where the server answers `[0, ""]`).
+    fn scandump(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)>;
+
+    /// Every reply of the SCANDUMP walk in order, the header `(1, header)`
+    /// first, in time linear in the filter's size.
+    fn for_each_dump_chunk(&self, f: impl FnMut(i64, &[u8]));
+}
+
+impl Scandump for BloomFilter {
+    const KIND: Kind = Kind::Bloom;
+
+    fn scandump(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
+        if iter == 0 {
+            return Some((1, Cow::Owned(self.encode_header())));
+        }
+        self.scandump_chunk(iter)
+            .map(|(n, d)| (n, Cow::Borrowed(d)))
+    }
+
+    fn for_each_dump_chunk(&self, mut f: impl FnMut(i64, &[u8])) {
+        f(1, &self.encode_header());
+        self.for_each_chunk(f)
+    }
+}
+
+impl Scandump for CuckooFilter {
+    const KIND: Kind = Kind::Cuckoo;
+
+    fn scandump(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
+        self.scandump_chunk(iter)
+    }
+
+    fn for_each_dump_chunk(&self, mut f: impl FnMut(i64, &[u8])) {
+        f(1, &self.encode_header());
+        self.for_each_chunk(f)
+    }
+}
+
+/// Rebuilds a filter from its SCANDUMP replies in order (`(1, header)` first,
+/// then every data chunk with the iterator SCANDUMP returned with it; the final
+/// `(0, "")` may be left out). Every iterator and length is checked against the
+/// header before the filter is allocated, so nothing larger than the chunks
+/// given is allocated; `limits` bound the filter the header describes.
+pub fn load_chunks<T: Payload>(chunks: &[(i64, &[u8])], limits: &Limits) -> Result<T, String> {
+    let chunks = match chunks.split_last() {
+        Some(((0, []), rest)) => rest,
+        _ => chunks,
+    };
+    let Some(((first, header), data)) = chunks.split_first() else {
+        return Err("no chunks (the header is missing)".into());
+    };
+    if *first != 1 {
+        return Err(format!(
+            "the first chunk is not a header (iterator {first}, not 1)"
+        ));
+    }
+    // Data chunk i ends where the next one starts: its iterator is 1 + the bytes
+    // of every data chunk up to and including it.
+    let mut at: i64 = 1;
+    for (i, (iter, d)) in data.iter().enumerate() {
+        let len = i64::try_from(d.len()).map_err(|_| "chunk too large")?;
+        at = at.checked_add(len).ok_or("chunk offsets overflow")?;
+        if *iter != at || d.is_empty() {
+            return Err(format!(
+                "data chunk {} has iterator {iter}, expected {at} (chunks missing, reordered or resized)",
+                i + 1
+            ));
+        }
+    }
+    let mut bufs = std::iter::once(*header).chain(data.iter().map(|(_, d)| *d));
+    let value: T = load_payload_as(limits, HeaderFormat::Any, || bufs.next())?;
+    if bufs.next().is_some() {
+        return Err("more data chunks than the header describes".into());
+    }
+    Ok(value)
+}
+
+/// What one item of a batch add did, as an element of the `BF.MADD` reply.
+pub type AddResult = Result<bool, BloomError>;
+
+impl BloomFilter {
+    /// Adds one item at time `now_ms` (used by windowed filters only): `BF.ADD`'s
+    /// answer (`true`: the item is new).
+    pub fn add_item(&mut self, item: &[u8], now_ms: u64, limits: &Limits) -> AddResult {
+        let h = self.hash(item);
+        match self {
+            BloomFilter::Chain(c) => c.add(&h, limits),
+            BloomFilter::Window(w) => w.add(&h, now_ms, limits).map(|a| a.is_new()),
+        }
+    }
+
+    /// Whether the item may have been added (for a windowed filter: within the
+    /// window at `now_ms`), `BF.EXISTS`'s answer.
+    pub fn contains_item(&self, item: &[u8], now_ms: u64) -> bool {
+        let h = self.hash(item);
+        match self {
+            BloomFilter::Chain(c) => c.contains(&h),
+            BloomFilter::Window(w) => w.contains(&h, now_ms),
+        }
+    }
+
+    /// Adds items in order, `BF.MADD`'s reply: one element per item up to the
+    /// first "full" error of a non-scaling filter, which ends it (as the
+    /// server's reply ends there); other errors are elements and the batch
+    /// goes on.
+    pub fn add_items<'a>(
+        &mut self,
+        items: impl IntoIterator<Item = &'a [u8]>,
+        now_ms: u64,
+        limits: &Limits,
+    ) -> Vec<AddResult> {
+        let mut out = Vec::new();
+        let scheme = self.scheme();
+        let mut ahead = HashAhead::new(items.into_iter(), |i| scheme.bloom(i));
+        loop {
+            let next = match self {
+                BloomFilter::Chain(c) => ahead.next_with(|h| c.prefetch(h)),
+                BloomFilter::Window(w) => ahead.next_with(|h| w.prefetch(h)),
+            };
+            let Some(h) = next else { break };
+            let r = match self {
+                BloomFilter::Chain(c) => c.add(&h, limits),
+                BloomFilter::Window(w) => w.add(&h, now_ms, limits).map(|a| a.is_new()),
+            };
+            let full = r == Err(BloomError::Full);
+            out.push(r);
+            if full {
+                break;
+            }
+        }
+        out
+    }
+
+    /// `BF.MEXISTS`'s reply: whether each item may have been added.
+    pub fn contains_items<'a>(
+        &self,
+        items: impl IntoIterator<Item = &'a [u8]>,
+        now_ms: u64,
+    ) -> Vec<bool> {
+        let scheme = self.scheme();
+        let mut ahead = HashAhead::new(items.into_iter(), |i| scheme.bloom(i));
+        let mut out = Vec::new();
+        match self {
+            BloomFilter::Chain(c) => {
+                while let Some(h) = ahead.next_with(|h| c.prefetch(h)) {
+                    out.push(c.contains(&h));
+                }
+            }
+            BloomFilter::Window(w) => {
+                let mark = w.read_mark(now_ms);
+                while let Some(h) = ahead.next_with(|h| w.prefetch(h)) {
+                    out.push(w.contains_marked(&h, mark));
+                }
+            }
+        }
+        out
+    }
+}
+
+impl BloomFilter {
+    /// [`add_items`](Self::add_items) for items already hashed with this
+    /// filter's [`scheme`](Self::scheme) (a caller that reads items from
+    /// memory it cannot keep, such as the Python package hashing straight from
+    /// Python's buffers, hashes first and adds later). The results are appended
+    /// to `out`, ending after a "full" error as `add_items`'
+    /// do; the filter lines of the hashes [`LOOKAHEAD`] ahead are prefetched.
+    pub fn add_hashes(
+        &mut self,
+        hashes: &[ItemHash],
+        now_ms: u64,
+        limits: &Limits,
+        out: &mut Vec<AddResult>,
+    ) {
+        out.reserve(hashes.len());
+        macro_rules! run {
+            ($f:expr, $add:expr) => {{
+                let f = $f;
+                for h in hashes.iter().take(LOOKAHEAD) {
+                    f.prefetch(h);
+                }
+                for (i, h) in hashes.iter().enumerate() {
+                    if let Some(a) = hashes.get(i + LOOKAHEAD) {
+                        f.prefetch(a);
+                    }
+                    let r = $add(&mut *f, h);
+                    let full = r == Err(BloomError::Full);
+                    out.push(r);
+                    if full {
+                        break;
+                    }
+                }
+            }};
+        }
+        match self {
+            BloomFilter::Chain(c) => {
+                run!(c, |c: &mut crate::bloom::BloomChain, h| c.add(h, limits))
+            }
+            BloomFilter::Window(w) => run!(w, |w: &mut crate::window::Window, h| w
+                .add(h, now_ms, limits)
+                .map(|a| a.is_new())),
+        }
+    }
+
+    /// [`contains_items`](Self::contains_items) for items already hashed with
+    /// this filter's [`scheme`](Self::scheme); answers are appended to `out`.
+    pub fn contains_hashes(&self, hashes: &[ItemHash], now_ms: u64, out: &mut Vec<bool>) {
+        out.reserve(hashes.len());
+        match self {
+            BloomFilter::Chain(c) => {
+                for h in hashes.iter().take(LOOKAHEAD) {
+                    c.prefetch(h);
+                }
+                for (i, h) in hashes.iter().enumerate() {
+                    if let Some(a) = hashes.get(i + LOOKAHEAD) {
+                        c.prefetch(a);
+                    }
+                    out.push(c.contains(h));
+                }
+            }
+            BloomFilter::Window(w) => {
+                let mark = w.read_mark(now_ms);
+                for h in hashes.iter().take(LOOKAHEAD) {
+                    w.prefetch(h);
+                }
+                for (i, h) in hashes.iter().enumerate() {
+                    if let Some(a) = hashes.get(i + LOOKAHEAD) {
+                        w.prefetch(a);
+                    }
+                    out.push(w.contains_marked(h, mark));
+                }
+            }
+        }
+    }
+}
+
+/// `CF.INSERT`'s (`nx`: `CF.INSERTNX`'s) reply: per item `Ok(true)` added,
+/// `Ok(false)` already present (NX only), `Err` no room (the server's `-1`).
+pub fn cuckoo_insert_items<'a>(
+    f: &mut CuckooFilter,
+    items: impl IntoIterator<Item = &'a [u8]>,
+    nx: bool,
+    limits: &Limits,
+) -> Vec<Result<bool, CuckooError>> {
+    let rb = f.is_redisbloom();
+    let mut ahead = HashAhead::new(items.into_iter(), |i| crate::cuckoo::hash_for(rb, i));
+    let mut out = Vec::new();
+    while let Some(h) = ahead.next_with(|h| f.prefetch(h)) {
+        out.push(if nx {
+            f.insert_unique(&h, limits.max_filters, limits.max_bytes)
+        } else {
+            f.insert(&h, limits.max_filters, limits.max_bytes)
+                .map(|()| true)
+        });
+    }
+    out
+}
+
+impl CuckooFilter {
+    /// `CF.MEXISTS`'s reply: whether each item may have been added.
+    pub fn contains_items<'a>(&self, items: impl IntoIterator<Item = &'a [u8]>) -> Vec<bool> {
+        let rb = self.is_redisbloom();
+        let mut ahead = HashAhead::new(items.into_iter(), |i| crate::cuckoo::hash_for(rb, i));
+        let mut out = Vec::new();
+        while let Some(h) = ahead.next_with(|h| self.prefetch(h)) {
+            out.push(self.contains(&h));
+        }
+        out
+    }
+}

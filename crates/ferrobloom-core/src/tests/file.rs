@@ -1,0 +1,292 @@
+//! The file format (`crate::file`): every kind and layout round-trips byte for
+//! byte; truncated, corrupted, lying and foreign inputs are refused with an
+//! error and never allocate what they do not carry (property test over fixed
+//! seeds: every truncation, random byte flips, and mutations with the checksum
+//! recomputed so that the checks behind it are reached).
+
+use super::*;
+use crate::bloom::{BloomChain, BloomLayout, ChainOptions};
+use crate::cuckoo::{CuckooFilter, CuckooParams};
+use crate::dump::{Scandump, LOAD_LIMITS, SERVER_DEFAULT_LIMITS};
+use crate::filter::BloomFilter;
+use crate::test_rng::SplitMix;
+
+fn blooms() -> Vec<BloomFilter> {
+    let l = SERVER_DEFAULT_LIMITS;
+    let mut out: Vec<BloomFilter> = Vec::new();
+    for layout in [
+        BloomLayout::Classic,
+        BloomLayout::Blocked,
+        BloomLayout::Paired,
+    ] {
+        for expansion in [0, 2] {
+            let c =
+                BloomChain::with_options(100, 0.01, expansion, layout, ChainOptions::default(), &l)
+                    .unwrap();
+            out.push(c.into());
+        }
+    }
+    out.push(
+        BloomChain::new_redisbloom(100, 0.01, 2, 2, &l)
+            .unwrap()
+            .into(),
+    );
+    out.push(
+        BloomChain::new_redisbloom(100, 0.01, 0, 2, &l)
+            .unwrap()
+            .into(),
+    );
+    for f in &mut out {
+        // Scaling filters grow a few links; non-scaling ones fill up.
+        let items: Vec<Vec<u8>> = (0..300).map(|i| format!("item{i}").into_bytes()).collect();
+        f.add_items(items.iter().map(|v| &v[..]), 0, &l);
+    }
+    out
+}
+
+fn cuckoos() -> Vec<CuckooFilter> {
+    let l = SERVER_DEFAULT_LIMITS;
+    [false, true]
+        .into_iter()
+        .map(|rb| {
+            let p = CuckooParams {
+                capacity: 64,
+                redisbloom: rb,
+                ..CuckooParams::default()
+            };
+            let mut f = CuckooFilter::new(&p, l.max_bytes).unwrap();
+            let items: Vec<Vec<u8>> = (0..200).map(|i| format!("item{i}").into_bytes()).collect();
+            crate::dump::cuckoo_insert_items(&mut f, items.iter().map(|v| &v[..]), false, &l);
+            f
+        })
+        .collect()
+}
+
+fn chunks_of<T: Scandump>(f: &T) -> Vec<(i64, Vec<u8>)> {
+    let mut v = Vec::new();
+    f.for_each_dump_chunk(|i, d| v.push((i, d.to_vec())));
+    v
+}
+
+/// The SCANDUMP walk step by step (what a client sees) equals the linear walk.
+fn walked<T: Scandump>(f: &T) -> Vec<(i64, Vec<u8>)> {
+    let mut v = Vec::new();
+    let mut it = 0;
+    while let Some((next, d)) = f.scandump(it) {
+        v.push((next, d.to_vec()));
+        it = next;
+    }
+    v
+}
+
+fn file_of<T: Scandump>(f: &T) -> Vec<u8> {
+    let mut out = Vec::new();
+    write(f, &mut out).unwrap();
+    out
+}
+
+#[test]
+fn every_kind_round_trips_byte_for_byte() {
+    for f in blooms() {
+        assert_eq!(chunks_of(&f), walked(&f));
+        let bytes = file_of(&f);
+        let g: BloomFilter = read(&bytes, &LOAD_LIMITS).unwrap();
+        assert_eq!(chunks_of(&f), chunks_of(&g));
+        assert_eq!(file_of(&g), bytes);
+        assert!(err(read::<CuckooFilter>(&bytes, &LOAD_LIMITS)).contains("holds a BF filter"));
+        assert!(matches!(
+            read_any(&bytes, &LOAD_LIMITS),
+            Ok(AnyFilter::Bloom(_))
+        ));
+    }
+    for f in cuckoos() {
+        assert_eq!(chunks_of(&f), walked(&f));
+        let bytes = file_of(&f);
+        let g: CuckooFilter = read(&bytes, &LOAD_LIMITS).unwrap();
+        assert_eq!(chunks_of(&f), chunks_of(&g));
+        assert_eq!(file_of(&g), bytes);
+        assert!(read::<BloomFilter>(&bytes, &LOAD_LIMITS).is_err());
+    }
+}
+
+/// Recomputes the checksum so that a mutation reaches the checks behind it.
+fn reseal(b: &mut [u8]) {
+    if b.len() >= PREAMBLE + CHECKSUM {
+        let end = b.len() - CHECKSUM;
+        let sum = xxhash_rust::xxh3::xxh3_64(&b[..end]);
+        b[end..].copy_from_slice(&sum.to_le_bytes());
+    }
+}
+
+fn err<T>(r: Result<T, String>) -> String {
+    match r {
+        Ok(_) => panic!("loaded"),
+        Err(e) => e,
+    }
+}
+
+fn load_any(b: &[u8]) -> Result<(), String> {
+    read_any(b, &LOAD_LIMITS).map(|_| ())
+}
+
+#[test]
+fn truncations_flips_and_lies_are_refused() {
+    let mut rng = SplitMix(29);
+    let mut files: Vec<Vec<u8>> = blooms().iter().map(file_of).collect();
+    files.extend(cuckoos().iter().map(file_of));
+    for f in &files {
+        // Every truncation, sealed or not.
+        for cut in 0..f.len() {
+            assert!(load_any(&f[..cut]).is_err(), "cut at {cut}");
+            let mut t = f[..cut].to_vec();
+            reseal(&mut t);
+            assert!(load_any(&t).is_err(), "sealed cut at {cut}");
+        }
+        // Random flips: the checksum catches them.
+        for _ in 0..200 {
+            let mut m = f.clone();
+            let at = rng.below(m.len() as u64) as usize;
+            m[at] ^= 1 << rng.below(8);
+            assert!(load_any(&m).is_err());
+        }
+        // Sealed mutations of the framing and the header: an error or a filter,
+        // never a panic; lengths, counts and iterators that lie are refused.
+        for _ in 0..400 {
+            let mut m = f.clone();
+            let span = (f.len() - CHECKSUM).min(PREAMBLE + CHUNK_PREFIX + 120);
+            let at = rng.below(span as u64) as usize;
+            m[at] = rng.next() as u8;
+            reseal(&mut m);
+            let _ = load_any(&m);
+        }
+        for (at, v) in [(12usize, u32::MAX), (12, 0), (24, u32::MAX), (24, 1 << 24)] {
+            let mut m = f.clone();
+            m[at..at + 4].copy_from_slice(&v.to_le_bytes());
+            reseal(&mut m);
+            assert!(load_any(&m).is_err(), "field at {at} = {v}");
+        }
+        // A wrong iterator on the first data chunk.
+        let hlen = u32::from_le_bytes(f[24..28].try_into().unwrap()) as usize;
+        let d = PREAMBLE + CHUNK_PREFIX + hlen;
+        if d + 8 < f.len() - CHECKSUM {
+            let mut m = f.clone();
+            m[d] ^= 0x10;
+            reseal(&mut m);
+            assert!(err(load_any(&m)).contains("iterator"));
+        }
+        // A later version and unknown flags and kinds.
+        for (at, v, what) in [(8, 2u8, "version 2"), (11, 1, "flags"), (10, 9, "kind")] {
+            let mut m = f.clone();
+            m[at] = v;
+            reseal(&mut m);
+            assert!(err(load_any(&m)).contains(what), "{what}");
+        }
+        // Trailing bytes.
+        let mut m = f.clone();
+        m.splice(f.len() - CHECKSUM..f.len() - CHECKSUM, [0u8; 3]);
+        reseal(&mut m);
+        assert!(err(load_any(&m)).contains("after the last chunk"));
+    }
+    assert!(load_any(b"").is_err());
+    assert!(err(load_any(b"FBbf....")).contains("magic"));
+}
+
+/// A header whose data is missing or shorter than it says is refused before
+/// the filter is allocated (`load_payload_as` checks every length first).
+#[test]
+fn a_header_without_its_data_is_refused() {
+    for f in blooms() {
+        let header = f.encode_header();
+        for chunks in [
+            vec![(1, &header[..])],
+            vec![(1, &header[..]), (2, &b"x"[..])],
+        ] {
+            let e = err(crate::dump::load_chunks::<BloomFilter>(
+                &chunks,
+                &LOAD_LIMITS,
+            ));
+            assert!(
+                e.contains("does not match") || e.contains("truncated"),
+                "{e}"
+            );
+        }
+    }
+}
+
+/// Files written by format version 1 (committed; `python/ferrobloom` wrote them
+/// with the same parameters and items as [`blooms`] and [`cuckoos`]) load in
+/// this version, and the same filters still write them byte for byte.
+#[test]
+fn committed_version_1_files_load_and_are_rewritten_identically() {
+    let bloom = blooms();
+    let cuckoo = cuckoos();
+    let cases: [(&[u8], Vec<u8>); 4] = [
+        (
+            include_bytes!("../../tests/fixtures/files/bloom-classic-v1.fbf"),
+            file_of(&bloom[1]),
+        ),
+        (
+            include_bytes!("../../tests/fixtures/files/bloom-redisbloom-v1.fbf"),
+            file_of(&bloom[6]),
+        ),
+        (
+            include_bytes!("../../tests/fixtures/files/cuckoo-ferrobloom-v1.fbf"),
+            file_of(&cuckoo[0]),
+        ),
+        (
+            include_bytes!("../../tests/fixtures/files/cuckoo-redisbloom-v1.fbf"),
+            file_of(&cuckoo[1]),
+        ),
+    ];
+    for (i, (committed, now)) in cases.iter().enumerate() {
+        assert_eq!(parse(committed).map(|p| p.version), Ok(1), "case {i}");
+        match read_any(committed, &LOAD_LIMITS) {
+            Ok(AnyFilter::Bloom(f)) => assert_eq!(&file_of(&f), committed, "case {i}"),
+            Ok(AnyFilter::Cuckoo(f)) => assert_eq!(&file_of(&f), committed, "case {i}"),
+            Err(e) => panic!("case {i}: {e}"),
+        }
+        assert!(
+            &now[..] == *committed,
+            "case {i}: a filter no longer writes its v1 file"
+        );
+    }
+}
+
+#[test]
+fn batches_of_hashes_answer_and_dump_as_batches_of_items() {
+    // add_hashes/contains_hashes (the Python package's batch path) must leave
+    // the filter byte for byte as add_items does, with the same replies, for
+    // every kind: scaling, non-scaling (which fills up: the reply ends after
+    // "full"), RedisBloom's hashing, and a window.
+    let l = SERVER_DEFAULT_LIMITS;
+    let kinds = || {
+        let mut k = blooms();
+        k.push(
+            crate::window::Window::new(100, 0.01, 2, BloomLayout::Blocked, 60_000, &l)
+                .unwrap()
+                .into(),
+        );
+        k
+    };
+    let items: Vec<Vec<u8>> = (0..400).map(|i| format!("x{i}").into_bytes()).collect();
+    let probes: Vec<Vec<u8>> = (0..800)
+        .map(|i| format!("{}{}", ["x", "y"][i % 2], i / 2).into_bytes())
+        .collect();
+    let (mut yes, mut all) = (0, 0);
+    for (mut a, mut b) in kinds().into_iter().zip(kinds()) {
+        let want = a.add_items(items.iter().map(|v| &v[..]), 1_000, &l);
+        let hashes: Vec<_> = items.iter().map(|i| b.scheme().bloom(i)).collect();
+        let mut got = Vec::new();
+        b.add_hashes(&hashes, 1_000, &l, &mut got);
+        assert_eq!(got, want);
+        assert_eq!(file_of(&a), file_of(&b));
+        let want = a.contains_items(probes.iter().map(|v| &v[..]), 2_000);
+        let hashes: Vec<_> = probes.iter().map(|i| b.scheme().bloom(i)).collect();
+        let mut got = vec![true];
+        b.contains_hashes(&hashes, 2_000, &mut got);
+        assert_eq!(got[1..], want[..]);
+        yes += want.iter().filter(|x| **x).count();
+        all += want.len();
+    }
+    assert!(yes > 0 && yes < all, "{yes} of {all}");
+}

@@ -1,0 +1,80 @@
+"""ferrobloom: the server's Bloom and cuckoo filters, in-process.
+
+A local filter is created with the same parameters, defaults, limits and
+error texts as ``BF.RESERVE`` / ``CF.RESERVE``; for the same items in the same
+order its dump is byte for byte the server's ``SCANDUMP``. Filters move to and
+from a server with :func:`push` and :func:`pull` (redis-py), and to and from
+files with :meth:`BloomFilter.to_bytes` / :func:`from_bytes`, :func:`save` /
+:func:`load` and pickling (the versioned file format of docs/clients.md).
+
+>>> import ferrobloom
+>>> f = ferrobloom.BloomFilter(1000, 0.01)
+>>> f.add_many(["a", "b", "a"])
+[True, True, False]
+>>> "a" in f, "c" in f
+(True, False)
+"""
+
+import os
+import tempfile
+from typing import Union
+
+from ._ferrobloom import (
+    FILE_FORMAT_VERSION,
+    BloomFilter,
+    CuckooFilter,
+    FilterError,
+    FormatError,
+    __version__,
+    file_kind,
+    from_bytes,
+)
+from ._server import pull, push
+from ._sharded import ShardedBloomFilter
+
+Filter = Union[BloomFilter, CuckooFilter]
+
+__all__ = [
+    "BloomFilter",
+    "CuckooFilter",
+    "Filter",
+    "FilterError",
+    "FormatError",
+    "FILE_FORMAT_VERSION",
+    "file_kind",
+    "from_bytes",
+    "load",
+    "pull",
+    "push",
+    "save",
+    "ShardedBloomFilter",
+    "__version__",
+]
+
+
+def save(filter: Filter, path: "Union[str, os.PathLike[str]]") -> None:
+    """Writes ``filter`` to ``path`` in the file format, atomically: a reader
+    of ``path`` sees the old file or the new one, never a partial one."""
+    data = filter.to_bytes()
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".ferrobloom-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def load(path: "Union[str, os.PathLike[str]]") -> Filter:
+    """Reads a filter file written by :func:`save` (or ``to_bytes``) of any
+    earlier version; raises :class:`FormatError` for anything else."""
+    with open(path, "rb") as f:
+        return from_bytes(f.read())

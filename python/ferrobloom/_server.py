@@ -1,0 +1,229 @@
+"""push and pull: moving filters to and from a server over any redis-py client
+(``redis.Redis``, Sentinel-managed, ``redis.cluster.RedisCluster``, TLS, ACL
+users), with ``LOADCHUNK`` / ``SCANDUMP`` — the same calls against ferrobloom
+and against RedisBloom (for filters of RedisBloom's layouts)."""
+
+import os
+import binascii
+from typing import Any, List, Optional, Tuple, Union
+
+from ._ferrobloom import BloomFilter, CuckooFilter, FilterError
+from ._progress import bar
+
+Filter = Union[BloomFilter, CuckooFilter]
+
+# The server's error texts for a missing key and a key of another type
+# (src/cmd/errors.rs: NOT_FOUND, WRONG_TYPE).
+NOT_FOUND = "ERR not found"
+WRONG_TYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+
+# A pushed filter loads into a temporary key that expires if the pushing
+# client disappears; the TTL is removed in the same transaction that renames it.
+TEMP_TTL_SECONDS = 3600
+
+# How often pull walks again when the key changed during the walk.
+PULL_ATTEMPTS = 3
+
+# The module types' names (TYPE's reply), ferrobloom's and RedisBloom's alike.
+_TYPES = {b"MBbloom--": "BF", b"MBbloomCF": "CF"}
+
+
+def _kind(f: Filter) -> str:
+    if isinstance(f, BloomFilter):
+        return "BF"
+    if isinstance(f, CuckooFilter):
+        return "CF"
+    raise TypeError("expected a ferrobloom.BloomFilter or CuckooFilter, not %r" % type(f).__name__)
+
+
+def _b(key: Union[str, bytes]) -> bytes:
+    return key.encode() if isinstance(key, str) else bytes(key)
+
+
+def _hash_tag(key: bytes) -> Optional[bytes]:
+    """The part of ``key`` Redis Cluster hashes (its hash tag), if it has one."""
+    s = key.find(b"{")
+    if s < 0:
+        return None
+    e = key.find(b"}", s + 1)
+    if e <= s + 1:
+        return None
+    return key[s + 1 : e]
+
+
+def _slot(key: bytes) -> int:
+    """CRC16 (XMODEM) of the key's hashed part, modulo 16384 (Redis Cluster's key slot)."""
+    tag = _hash_tag(key)
+    return binascii.crc_hqx(tag if tag is not None else key, 0) % 16384
+
+
+def temp_key(key: Union[str, bytes]) -> bytes:
+    """A fresh key in the same Cluster slot as ``key`` (RENAME needs one)."""
+    key = _b(key)
+    nonce = os.urandom(8).hex().encode()
+    tag = _hash_tag(key)
+    if tag is not None:
+        return b"{" + tag + b"}:ferrobloom-push:" + nonce
+    if b"}" not in key:
+        return b"{" + key + b"}:ferrobloom-push:" + nonce
+    # A key whose braces form no tag: find a name of the same slot.
+    want = _slot(key)
+    for i in range(1 << 20):
+        cand = b"ferrobloom-push:" + nonce + b":" + str(i).encode()
+        if _slot(cand) == want:
+            return cand
+    raise FilterError("cannot find a temporary key in the slot of %r" % key)
+
+
+def _config(client: Any, name: str) -> Optional[int]:
+    """A module config's value (``CONFIG GET bf.<name>``), None when the server
+    has none (RedisBloom 2.x, a Redis without module configs) or refuses."""
+    try:
+        r = client.config_get("bf." + name)
+    except Exception:
+        return None
+    for k, v in (r or {}).items():
+        try:
+            return int(v)
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+# Bytes of LOADCHUNK data sent per pipeline by push (four SCANDUMP chunks).
+PUSH_PIPELINE_BYTES = 64 << 20
+
+
+def _total(f: Filter) -> int:
+    return int(f.info()["Size"])
+
+
+def push(
+    client: Any,
+    key: Union[str, bytes],
+    filter: Filter,
+    *,
+    replace: bool = False,
+    progress: Optional[bool] = None,
+) -> None:
+    """Stores ``filter`` under ``key`` on the server, with ``LOADCHUNK``.
+
+    The chunks load into a temporary key in the same Cluster slot, which is
+    renamed over ``key`` at the end (``RENAME``; ``RENAMENX`` unless
+    ``replace``): no reader ever sees a half-loaded filter, and a push that
+    fails leaves ``key`` as it was (the temporary key is deleted, or expires
+    after an hour if the client died). ``replace=False`` refuses an existing
+    key, also one that appears during the push (``ERR item exists``).
+
+    A filter the server's limits (``bf.max-filter-memory``, ``bf.bf-max-links``,
+    ``bf.cf-max-expansions``, read with ``CONFIG GET`` where allowed) would
+    refuse is refused before anything is sent, with the server's text; the
+    server checks the header again itself. ``progress``: a progress bar on
+    stderr (None: only on a terminal).
+    """
+    kind = _kind(filter)
+    key = _b(key)
+    max_bytes = _config(client, "max-filter-memory")
+    if kind == "BF":
+        filter.check_limits(max_bytes, _config(client, "bf-max-links"))
+    else:
+        filter.check_limits(max_bytes, _config(client, "cf-max-expansions"))
+    if not replace and client.exists(key):
+        raise FilterError("ERR item exists")
+    tmp = temp_key(key)
+    loadchunk = kind + ".LOADCHUNK"
+    pb = bar(progress, _total(filter), "push")
+    done = False
+    try:
+        client.delete(tmp)
+        # The chunks go in pipelines of up to PUSH_PIPELINE_BYTES (the header
+        # and the temporary key's TTL first): a round trip per pipeline, not
+        # per chunk. A refused chunk raises (the pipeline's first error).
+        pipe = client.pipeline(transaction=False)
+        queued = 0
+        it = 0
+        first = True
+        while True:
+            nxt, data = filter.scandump(it)
+            if nxt == 0:
+                break
+            pipe.execute_command(loadchunk, tmp, nxt, data)
+            if first:
+                pipe.expire(tmp, TEMP_TTL_SECONDS)
+                first = False
+            else:
+                queued += len(data)
+            if queued >= PUSH_PIPELINE_BYTES:
+                pipe.execute()
+                pb.update(queued)
+                queued = 0
+            it = nxt
+        pipe.execute()
+        pb.update(queued)
+        # One transaction (both keys are in one slot, so a cluster takes it
+        # too): the TTL goes with the rename, never before nor after it.
+        pipe = client.pipeline(transaction=True)
+        pipe.execute_command("PERSIST", tmp)
+        pipe.execute_command("RENAME" if replace else "RENAMENX", tmp, key)
+        renamed = pipe.execute()[-1]
+        if not replace and not renamed:
+            raise FilterError("ERR item exists")
+        done = True
+    finally:
+        pb.close()
+        if not done:
+            try:
+                client.delete(tmp)
+            except Exception:
+                pass
+
+
+def _walk(client: Any, scandump: str, key: bytes, pb: Any) -> List[Tuple[int, bytes]]:
+    chunks: List[Tuple[int, bytes]] = []
+    it = 0
+    while True:
+        r = client.execute_command(scandump, key, it)
+        nxt, data = int(r[0]), r[1]
+        if nxt == 0:
+            return chunks
+        if data is None:
+            data = b""
+        chunks.append((nxt, bytes(data)))
+        if it != 0:
+            pb.update(len(data))
+        it = nxt
+
+
+def pull(client: Any, key: Union[str, bytes], *, progress: Optional[bool] = None) -> Filter:
+    """Reads the filter under ``key`` with ``SCANDUMP`` into a local filter
+    that answers every probe as the server's.
+
+    SCANDUMP walks the filter chunk by chunk, so a write during the walk could
+    mix two states: pull reads the header again at the end and walks again
+    (up to three times) when it changed. Every write that adds or removes an
+    item changes the header (its item counts), so the result is a state the key
+    held; if the key keeps changing, FilterError is raised. Raises FilterError
+    with the server's texts for a missing key (``ERR not found``) and a key of
+    another type.
+    """
+    key = _b(key)
+    t = client.type(key)
+    t = t.encode() if isinstance(t, str) else t
+    if t == b"none":
+        raise FilterError(NOT_FOUND)
+    kind = _TYPES.get(t)
+    if kind is None:
+        raise FilterError(WRONG_TYPE)
+    scandump = kind + ".SCANDUMP"
+    cls = BloomFilter if kind == "BF" else CuckooFilter
+    for _ in range(PULL_ATTEMPTS):
+        header = client.execute_command(scandump, key, 0)
+        pb = bar(progress, 0, "pull")
+        try:
+            chunks = _walk(client, scandump, key, pb)
+        finally:
+            pb.close()
+        again = client.execute_command(scandump, key, 0)
+        if chunks and bytes(header[1]) == chunks[0][1] == bytes(again[1]):
+            return cls.from_chunks(chunks)
+    raise FilterError("the key changed during every one of %d SCANDUMP walks" % PULL_ATTEMPTS)

@@ -1,0 +1,455 @@
+//! `ferrobloom.BloomFilter`: a `BF.*` filter in-process.
+
+use std::sync::{Mutex, MutexGuard};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+
+use crate::cmd::bf::parse_reserve;
+use crate::cmd::errors::{self as e, Op};
+use crate::cmd::params::{BloomDefaults, CreateParams};
+use crate::{encode, filter_error, for_each_hash_chunk, format_error, now_ms};
+use ferrobloom_core::bloom::{BloomChain, BloomError, BloomLayout};
+use ferrobloom_core::dump::{load_chunks, AddResult, Scandump, LOAD_LIMITS, SERVER_DEFAULT_LIMITS};
+use ferrobloom_core::filter::BloomFilter as Core;
+use ferrobloom_core::window::Window;
+
+/// The server's defaults for what BF.RESERVE does not say (the `bf-*`
+/// configs' defaults in `src/redis/config.rs`).
+const DEFAULTS: BloomDefaults = BloomDefaults {
+    error: 0.01,
+    capacity: 100,
+    expansion: 2,
+    layout: BloomLayout::Classic,
+};
+
+/// A Bloom filter: scalable or not, any layout (ferrobloom's classic, blocked
+/// or paired, or RedisBloom's), or windowed.
+#[pyclass(module = "ferrobloom._ferrobloom")]
+pub struct BloomFilter {
+    /// Locked for each call (batches run without the GIL).
+    f: Mutex<Core>,
+}
+
+impl BloomFilter {
+    pub(crate) fn wrap(f: Core) -> Self {
+        BloomFilter { f: Mutex::new(f) }
+    }
+
+    /// The filter, locked (a panic in an earlier call does not lock it out).
+    fn g(&self) -> MutexGuard<'_, Core> {
+        lock(&self.f)
+    }
+
+    /// Adds a batch: items hashed from Python's buffers under the GIL, then
+    /// added chunk by chunk without it (each chunk under the filter's lock, so
+    /// another thread's batch may interleave between chunks). `each` gets every
+    /// chunk's `BF.MADD` results; the batch ends after a "full" error.
+    fn add_batch(
+        &self,
+        py: Python<'_>,
+        items: &Bound<'_, PyAny>,
+        mut each: impl FnMut(&mut Vec<AddResult>),
+    ) -> PyResult<()> {
+        let m = &self.f;
+        let now = now_ms();
+        let scheme = self.g().scheme();
+        let mut out = Vec::new();
+        for_each_hash_chunk(
+            items,
+            |i| scheme.bloom(i),
+            |hs| {
+                out.clear();
+                py.allow_threads(|| lock(m).add_hashes(hs, now, &SERVER_DEFAULT_LIMITS, &mut out));
+                let full = out.last() == Some(&Err(BloomError::Full));
+                each(&mut out);
+                Ok(!full)
+            },
+        )
+    }
+}
+
+/// Creates the filter `BF.RESERVE` creates from these parameters (the
+/// module's `create`, `src/redis/bf.rs`).
+fn create(p: &CreateParams) -> PyResult<Core> {
+    let limits = SERVER_DEFAULT_LIMITS;
+    let f = if let Some(ms) = p.window_ms {
+        Window::new(p.capacity, p.error, p.expansion, p.layout, ms, &limits).map(Core::from)
+    } else if p.layout == BloomLayout::RedisBloom {
+        BloomChain::new_redisbloom(
+            p.capacity,
+            p.error,
+            p.expansion,
+            p.nonscaling_growth,
+            &limits,
+        )
+        .map(Core::from)
+    } else {
+        BloomChain::with_options(p.capacity, p.error, p.expansion, p.layout, p.opts, &limits)
+            .map(Core::from)
+    }
+    .map_err(|err| filter_error(e::bloom(Op::Create, &err).text()))?;
+    if let (Some(n), Some(chain)) = (p.scale_to, f.as_chain()) {
+        chain
+            .scale_to(Some(n), &limits)
+            .map_err(|l| filter_error(e::scale_limit(l).text()))?;
+    }
+    Ok(f)
+}
+
+/// A time given in seconds since the epoch (`None`: now), in milliseconds.
+fn at(as_of: Option<f64>) -> u64 {
+    match as_of {
+        Some(s) if s.is_finite() && s > 0.0 => (s * 1000.0) as u64,
+        Some(_) => 0,
+        None => now_ms(),
+    }
+}
+
+fn insert_error(err: &ferrobloom_core::bloom::BloomError) -> PyErr {
+    filter_error(e::bloom(Op::Insert, err).text())
+}
+
+#[pymethods]
+impl BloomFilter {
+    /// `BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
+    /// [LAYOUT layout] [TIGHTENING t] [SEED s] [VALIDATESCALETO n] [WINDOW seconds]`,
+    /// with the server's defaults, limits and error texts.
+    #[new]
+    #[pyo3(signature = (capacity, error_rate=None, *, expansion=None, nonscaling=false,
+        layout=None, tightening=None, seed=None, validate_scale_to=None, window=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        capacity: &Bound<'_, PyAny>,
+        error_rate: Option<&Bound<'_, PyAny>>,
+        expansion: Option<&Bound<'_, PyAny>>,
+        nonscaling: bool,
+        layout: Option<&Bound<'_, PyAny>>,
+        tightening: Option<&Bound<'_, PyAny>>,
+        seed: Option<&Bound<'_, PyAny>>,
+        validate_scale_to: Option<&Bound<'_, PyAny>>,
+        window: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let mut args: Vec<Vec<u8>> = vec![b"BF.RESERVE".to_vec(), b"key".to_vec()];
+        args.push(match error_rate {
+            Some(r) => encode(r)?,
+            None => b"0.01".to_vec(),
+        });
+        args.push(encode(capacity)?);
+        for (name, v) in [
+            (&b"EXPANSION"[..], expansion),
+            (b"LAYOUT", layout),
+            (b"TIGHTENING", tightening),
+            (b"SEED", seed),
+            (b"VALIDATESCALETO", validate_scale_to),
+            (b"WINDOW", window),
+        ] {
+            if let Some(v) = v {
+                args.push(name.to_vec());
+                args.push(encode(v)?);
+            }
+        }
+        if nonscaling {
+            args.push(b"NONSCALING".to_vec());
+        }
+        let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
+        let p = parse_reserve(&refs.as_slice(), &DEFAULTS).map_err(|c| filter_error(c.text()))?;
+        Ok(BloomFilter {
+            f: Mutex::new(create(&p)?),
+        })
+    }
+
+    /// `BF.ADD`: True if the item is new; raises FilterError with the server's
+    /// text when the filter refuses it (a full non-scaling filter, a limit).
+    fn add(&self, item: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let item = encode(item)?;
+        self.g()
+            .add_item(&item, now_ms(), &SERVER_DEFAULT_LIMITS)
+            .map_err(|err| insert_error(&err))
+    }
+
+    /// `BF.MADD`'s reply: per item True (new) or False, or a FilterError
+    /// instance for an item the filter refused; the list ends after a "full"
+    /// error, as the server's reply does. The GIL is released meanwhile.
+    fn add_many(&self, py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<Py<PyList>> {
+        let mut out = Vec::new();
+        self.add_batch(py, items, |r| out.append(r))?;
+        let list = PyList::empty(py);
+        for r in out {
+            match r {
+                Ok(b) => list.append(b)?,
+                Err(err) => list.append(insert_error(&err).value(py))?,
+            }
+        }
+        Ok(list.unbind())
+    }
+
+    /// Adds every item (set.update); raises the first refusal as FilterError.
+    fn update(&self, py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut first = None;
+        self.add_batch(py, items, |r| {
+            if first.is_none() {
+                first = r.drain(..).find_map(Result::err);
+            }
+        })?;
+        match first {
+            Some(err) => Err(insert_error(&err)),
+            None => Ok(()),
+        }
+    }
+
+    /// `BF.EXISTS`; `as_of` (seconds since the epoch) asks a windowed filter
+    /// about another time than now.
+    #[pyo3(signature = (item, *, as_of=None))]
+    fn exists(&self, item: &Bound<'_, PyAny>, as_of: Option<f64>) -> PyResult<bool> {
+        Ok(self.g().contains_item(&encode(item)?, at(as_of)))
+    }
+
+    /// `BF.MEXISTS`'s reply (the GIL is released meanwhile).
+    #[pyo3(signature = (items, *, as_of=None))]
+    fn contains_many(
+        &self,
+        py: Python<'_>,
+        items: &Bound<'_, PyAny>,
+        as_of: Option<f64>,
+    ) -> PyResult<Vec<bool>> {
+        let m = &self.f;
+        let now = at(as_of);
+        let scheme = self.g().scheme();
+        let mut out = Vec::new();
+        for_each_hash_chunk(
+            items,
+            |i| scheme.bloom(i),
+            |hs| {
+                py.allow_threads(|| lock(m).contains_hashes(hs, now, &mut out));
+                Ok(true)
+            },
+        )?;
+        Ok(out)
+    }
+
+    fn __contains__(&self, item: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.g().contains_item(&encode(item)?, now_ms()))
+    }
+
+    /// `BF.CARD`: items added (a windowed filter: within the live window).
+    fn __len__(&self) -> usize {
+        self.items() as usize
+    }
+
+    /// `BF.INFO`'s fields, under the server's names.
+    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("Capacity", self.g().capacity())?;
+        d.set_item("Size", self.g().mem_usage())?;
+        d.set_item("Number of filters", self.g().link_count())?;
+        d.set_item("Number of items inserted", self.items())?;
+        d.set_item("Expansion rate", self.g().expansion())?;
+        Ok(d)
+    }
+
+    /// The error rate the filter was created with (`BF.INFO key ERROR`).
+    #[getter]
+    fn error_rate(&self) -> f64 {
+        self.g().error_rate()
+    }
+
+    /// Item capacity (`BF.INFO key CAPACITY`).
+    #[getter]
+    fn capacity(&self) -> u64 {
+        self.g().capacity()
+    }
+
+    /// The growth factor; None for a non-scaling filter.
+    #[getter]
+    fn expansion(&self) -> Option<u32> {
+        self.g().expansion()
+    }
+
+    /// The bit layout (`classic`, `blocked`, `paired` or `redisbloom`).
+    #[getter]
+    fn layout(&self) -> &'static str {
+        layout_of(&self.g())
+    }
+
+    /// A windowed filter's window in seconds (`BF.INFO key WINDOW`), else None.
+    #[getter]
+    fn window(&self) -> Option<f64> {
+        self.g().as_window().map(|w| w.window_ms() as f64 / 1000.0)
+    }
+
+    /// `BF.MERGE dest n self other...` into a new filter: the union, with
+    /// BF.MERGE's rules and error texts.
+    #[pyo3(signature = (*others))]
+    fn union(&self, others: &Bound<'_, PyTuple>) -> PyResult<Self> {
+        let refs: Vec<PyRef<'_, BloomFilter>> = others
+            .iter()
+            .map(|o| o.extract::<PyRef<'_, BloomFilter>>())
+            .collect::<PyResult<_>>()?;
+        // Each filter locked once, however often it is given (BF.MERGE reads a
+        // source given twice once).
+        let me = self.g();
+        let mut guards: Vec<Option<MutexGuard<'_, Core>>> = Vec::new();
+        for (i, r) in refs.iter().enumerate() {
+            let seen =
+                std::ptr::eq(&**r, self) || refs[..i].iter().any(|o| std::ptr::eq(&**o, &**r));
+            guards.push(if seen { None } else { Some(r.g()) });
+        }
+        let mut sources: Vec<&Core> = vec![&*me];
+        for (i, r) in refs.iter().enumerate() {
+            match &guards[i] {
+                Some(g) => sources.push(&**g),
+                None => {
+                    let j = refs[..i].iter().position(|o| std::ptr::eq(&**o, &**r));
+                    sources.push(match j.and_then(|j| guards[j].as_deref()) {
+                        Some(g) => g,
+                        None => &*me,
+                    });
+                }
+            }
+        }
+        let merged = Core::merged(&sources, &SERVER_DEFAULT_LIMITS)
+            .map_err(|err| filter_error(e::merge(&err, |i| i + 1).text()))?;
+        Ok(BloomFilter::wrap(merged))
+    }
+
+    fn __or__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        let py = other.py();
+        let Ok(o) = other.extract::<PyRef<'_, BloomFilter>>() else {
+            return Ok(py.NotImplemented());
+        };
+        let t = pyo3::types::PyTuple::new(py, [o])?;
+        Ok(self.union(&t)?.into_pyobject(py)?.into_any().unbind())
+    }
+
+    /// `BF.MERGE self 1 other`: ORs `other` into this filter.
+    fn __ior__(&self, other: PyRef<'_, BloomFilter>) -> PyResult<()> {
+        if std::ptr::eq(&*other, self) {
+            return Ok(());
+        }
+        let src = other.g();
+        self.g()
+            .merge_from(&[&*src], &SERVER_DEFAULT_LIMITS)
+            .map_err(|err| filter_error(e::merge(&err, |i| i + 1).text()))
+    }
+
+    /// Raises FilterError, with the server's text, when a server with these
+    /// limits (`bf.max-filter-memory`, `bf.bf-max-links`; None: the default)
+    /// would refuse this filter (push asks the server's limits and calls this
+    /// before sending anything).
+    #[pyo3(signature = (max_bytes=None, max_links=None))]
+    fn check_limits(&self, max_bytes: Option<u64>, max_links: Option<u32>) -> PyResult<()> {
+        let d = SERVER_DEFAULT_LIMITS;
+        let limits = ferrobloom_core::bloom::Limits {
+            max_bytes: max_bytes.unwrap_or(d.max_bytes),
+            max_links: max_links.unwrap_or(d.max_links),
+            max_filters: d.max_filters,
+        };
+        let f = self.g();
+        match Core::header_link_bytes(&f.encode_header(), &limits, None) {
+            Ok(_) => Ok(()),
+            Err(err) => Err(insert_error(&err)),
+        }
+    }
+
+    /// A deep copy.
+    fn copy(&self) -> PyResult<Self> {
+        self.g()
+            .try_clone()
+            .map(BloomFilter::wrap)
+            .map_err(|err| filter_error(e::bloom(Op::Create, &err).text()))
+    }
+
+    fn __copy__(&self) -> PyResult<Self> {
+        self.copy()
+    }
+
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.copy()
+    }
+
+    /// The filter file format (docs/clients.md, "File format").
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let mut out = Vec::new();
+        let m = &self.f;
+        py.allow_threads(|| ferrobloom_core::file::write(&*lock(m), &mut out))
+            .map_err(|s| filter_error(&s))?;
+        Ok(PyBytes::new(py, &out))
+    }
+
+    /// Reads the file format; a file of a cuckoo filter is refused.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
+        py.allow_threads(|| ferrobloom_core::file::read(data, &LOAD_LIMITS))
+            .map(BloomFilter::wrap)
+            .map_err(format_error)
+    }
+
+    /// `BF.SCANDUMP key iter`'s reply: `(1, header)` for 0, then each data
+    /// chunk with the iterator to ask for next; `(0, b"")` past the end.
+    fn scandump<'py>(&self, py: Python<'py>, iter: i64) -> (i64, Bound<'py, PyBytes>) {
+        match self.g().scandump(iter) {
+            Some((n, d)) => (n, PyBytes::new(py, &d)),
+            None => (0, PyBytes::new(py, b"")),
+        }
+    }
+
+    /// Rebuilds a filter from its SCANDUMP replies in order (what
+    /// `BF.LOADCHUNK` of each into a missing key makes), checking every chunk
+    /// against the header before allocating.
+    #[staticmethod]
+    fn from_chunks(py: Python<'_>, chunks: Vec<(i64, Vec<u8>)>) -> PyResult<Self> {
+        let refs: Vec<(i64, &[u8])> = chunks.iter().map(|(i, d)| (*i, &d[..])).collect();
+        py.allow_threads(|| load_chunks(&refs, &LOAD_LIMITS))
+            .map(BloomFilter::wrap)
+            .map_err(format_error)
+    }
+
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(PyObject, (Bound<'py, PyBytes>,))> {
+        let load = py.import("ferrobloom")?.getattr("from_bytes")?.unbind();
+        Ok((load, (self.to_bytes(py)?,)))
+    }
+
+    fn __repr__(&self) -> String {
+        let f = self.g();
+        let window = f.as_window().map_or(String::new(), |w| {
+            format!(", window={}", w.window_ms() as f64 / 1000.0)
+        });
+        format!(
+            "BloomFilter(capacity={}, error_rate={}, expansion={}, layout='{}'{window}, items={})",
+            f.capacity(),
+            f.error_rate(),
+            f.expansion().map_or("None".to_string(), |x| x.to_string()),
+            layout_of(&f),
+            items_of(&f)
+        )
+    }
+}
+
+impl BloomFilter {
+    fn items(&self) -> u64 {
+        items_of(&self.g())
+    }
+}
+
+fn items_of(f: &Core) -> u64 {
+    match f {
+        Core::Window(w) => w.items_at(now_ms()),
+        Core::Chain(c) => c.items(),
+    }
+}
+
+fn layout_of(f: &Core) -> &'static str {
+    match f {
+        Core::Chain(c) if c.is_redisbloom() => "redisbloom",
+        Core::Chain(c) => c
+            .links()
+            .first()
+            .map_or("classic", |l| l.shape().layout.name()),
+        Core::Window(w) => w.layout().name(),
+    }
+}
+
+fn lock(m: &Mutex<Core>) -> MutexGuard<'_, Core> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

@@ -1,0 +1,321 @@
+//! `ferrobloom.CuckooFilter`: a `CF.*` filter in-process.
+
+use std::sync::{Mutex, MutexGuard};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use crate::cmd::cf::{parse_reserve, CuckooDefaults};
+use crate::cmd::errors::{self as e, Op};
+use crate::{encode, filter_error, format_error, Items};
+use ferrobloom_core::cuckoo::{CuckooError, CuckooFilter as Core};
+use ferrobloom_core::dump::{
+    cuckoo_insert_items, load_chunks, Scandump, LOAD_LIMITS, SERVER_DEFAULT_LIMITS,
+};
+
+/// The server's defaults for what CF.RESERVE does not say (the `cf-*`
+/// configs' defaults in `src/redis/config.rs`).
+const DEFAULTS: CuckooDefaults = CuckooDefaults {
+    capacity: 1024,
+    bucket_size: 2,
+    max_iterations: 20,
+    expansion: 1,
+    error: None,
+    redisbloom: false,
+};
+
+/// A cuckoo filter (ferrobloom's layout or RedisBloom's).
+#[pyclass(module = "ferrobloom._ferrobloom")]
+pub struct CuckooFilter {
+    /// Locked for each call (batches run without the GIL).
+    f: Mutex<Core>,
+}
+
+impl CuckooFilter {
+    pub(crate) fn wrap(f: Core) -> Self {
+        CuckooFilter { f: Mutex::new(f) }
+    }
+
+    /// The filter, locked (a panic in an earlier call does not lock it out).
+    fn g(&self) -> MutexGuard<'_, Core> {
+        lock(&self.f)
+    }
+
+    /// RedisBloom's per-command check kept for filters of its layout
+    /// (`check_expansions` in `src/redis/cf.rs`).
+    fn check_expansions(&self) -> PyResult<()> {
+        let max = SERVER_DEFAULT_LIMITS.max_filters;
+        let f = self.g();
+        if f.is_redisbloom() && f.num_filters() as u64 >= u64::from(max) {
+            return Err(filter_error(e::CF_MAX_EXPANSIONS));
+        }
+        Ok(())
+    }
+}
+
+fn insert_error(err: &CuckooError) -> PyErr {
+    filter_error(e::cuckoo(Op::Insert, err).text())
+}
+
+#[pymethods]
+impl CuckooFilter {
+    /// `CF.RESERVE key capacity [BUCKETSIZE bs] [MAXITERATIONS mi] [EXPANSION e]
+    /// [ERROR rate] [LAYOUT layout]`, with the server's defaults, limits and
+    /// error texts.
+    #[new]
+    #[pyo3(signature = (capacity, *, bucket_size=None, max_iterations=None, expansion=None,
+        error_rate=None, layout=None))]
+    fn new(
+        capacity: &Bound<'_, PyAny>,
+        bucket_size: Option<&Bound<'_, PyAny>>,
+        max_iterations: Option<&Bound<'_, PyAny>>,
+        expansion: Option<&Bound<'_, PyAny>>,
+        error_rate: Option<&Bound<'_, PyAny>>,
+        layout: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let mut args: Vec<Vec<u8>> = vec![b"CF.RESERVE".to_vec(), b"key".to_vec()];
+        args.push(encode(capacity)?);
+        for (name, v) in [
+            (&b"BUCKETSIZE"[..], bucket_size),
+            (b"MAXITERATIONS", max_iterations),
+            (b"EXPANSION", expansion),
+            (b"ERROR", error_rate),
+            (b"LAYOUT", layout),
+        ] {
+            if let Some(v) = v {
+                args.push(name.to_vec());
+                args.push(encode(v)?);
+            }
+        }
+        let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
+        let p = parse_reserve(&refs.as_slice(), &DEFAULTS).map_err(|c| filter_error(c.text()))?;
+        let f = Core::new(&p, SERVER_DEFAULT_LIMITS.max_bytes)
+            .map_err(|err| filter_error(e::cuckoo(Op::Create, &err).text()))?;
+        Ok(CuckooFilter::wrap(f))
+    }
+
+    /// `CF.ADD`: True; raises FilterError with the server's text when there is
+    /// no room (`Filter is full`, `Maximum expansions reached`).
+    fn add(&self, item: &Bound<'_, PyAny>) -> PyResult<bool> {
+        self.check_expansions()?;
+        let h = self.g().hash(&encode(item)?);
+        let l = SERVER_DEFAULT_LIMITS;
+        self.g()
+            .insert(&h, l.max_filters, l.max_bytes)
+            .map(|()| true)
+            .map_err(|err| insert_error(&err))
+    }
+
+    /// `CF.ADDNX`: True if added, False if the item tests present.
+    fn add_nx(&self, item: &Bound<'_, PyAny>) -> PyResult<bool> {
+        self.check_expansions()?;
+        let h = self.g().hash(&encode(item)?);
+        let l = SERVER_DEFAULT_LIMITS;
+        self.g()
+            .insert_unique(&h, l.max_filters, l.max_bytes)
+            .map_err(|err| insert_error(&err))
+    }
+
+    /// `CF.INSERT`'s (`nx=True`: `CF.INSERTNX`'s) RESP2 reply: per item 1
+    /// added, 0 already present (NX), -1 no room. The GIL is released meanwhile.
+    #[pyo3(signature = (items, *, nx=false))]
+    fn insert(&self, py: Python<'_>, items: &Bound<'_, PyAny>, nx: bool) -> PyResult<Vec<i64>> {
+        let items = Items::collect(items)?;
+        self.check_expansions()?;
+        let m = &self.f;
+        let out = py.allow_threads(|| {
+            cuckoo_insert_items(&mut lock(m), items.iter(), nx, &SERVER_DEFAULT_LIMITS)
+        });
+        Ok(out
+            .into_iter()
+            .map(|r| match r {
+                Ok(true) => 1,
+                Ok(false) => 0,
+                Err(_) => -1,
+            })
+            .collect())
+    }
+
+    /// Adds every item (set.update); raises FilterError at the first that finds no room.
+    fn update(&self, py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<()> {
+        let items = Items::collect(items)?;
+        self.check_expansions()?;
+        let m = &self.f;
+        let out = py.allow_threads(|| {
+            cuckoo_insert_items(&mut lock(m), items.iter(), false, &SERVER_DEFAULT_LIMITS)
+        });
+        match out.into_iter().find_map(Result::err) {
+            Some(err) => Err(insert_error(&err)),
+            None => Ok(()),
+        }
+    }
+
+    /// `CF.EXISTS`.
+    fn exists(&self, item: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok({
+            let f = self.g();
+            f.contains(&f.hash(&encode(item)?))
+        })
+    }
+
+    fn __contains__(&self, item: &Bound<'_, PyAny>) -> PyResult<bool> {
+        self.exists(item)
+    }
+
+    /// `CF.MEXISTS`'s reply (the GIL is released meanwhile).
+    fn contains_many(&self, py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
+        let items = Items::collect(items)?;
+        let m = &self.f;
+        Ok(py.allow_threads(|| lock(m).contains_items(items.iter())))
+    }
+
+    /// `CF.COUNT`: how many times the item's fingerprint is stored (an upper bound).
+    fn count(&self, item: &Bound<'_, PyAny>) -> PyResult<u64> {
+        Ok({
+            let f = self.g();
+            f.count(&f.hash(&encode(item)?))
+        })
+    }
+
+    /// `CF.DEL`: removes one copy; False if the item is not found.
+    fn delete(&self, item: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let h = self.g().hash(&encode(item)?);
+        Ok(self.g().delete(&h))
+    }
+
+    /// Items inserted minus items deleted (`CF.INFO` `Number of items inserted`).
+    fn __len__(&self) -> usize {
+        self.g().num_items() as usize
+    }
+
+    /// `CF.INFO`'s eight fields, under the server's names.
+    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let f = &self.g();
+        let d = PyDict::new(py);
+        d.set_item("Size", f.mem_usage() as u64)?;
+        d.set_item("Number of buckets", f.base_buckets())?;
+        d.set_item("Number of filters", f.num_filters())?;
+        d.set_item("Number of items inserted", f.num_items())?;
+        d.set_item("Number of items deleted", f.num_deletes())?;
+        d.set_item("Bucket size", f.bucket_size())?;
+        d.set_item("Expansion rate", f.expansion())?;
+        d.set_item("Max iterations", f.max_iterations())?;
+        Ok(d)
+    }
+
+    /// The layout: `ferrobloom` or `redisbloom`.
+    #[getter]
+    fn layout(&self) -> &'static str {
+        if self.g().is_redisbloom() {
+            "redisbloom"
+        } else {
+            "ferrobloom"
+        }
+    }
+
+    /// The error rate given at creation (None: 8-bit fingerprints).
+    #[getter]
+    fn error_rate(&self) -> Option<f64> {
+        self.g().error_rate()
+    }
+
+    /// Fingerprint width in bits.
+    #[getter]
+    fn fingerprint_bits(&self) -> u8 {
+        self.g().fp_bits()
+    }
+
+    /// Raises FilterError, with the server's text, when a server with these
+    /// limits (`bf.max-filter-memory`, `bf.cf-max-expansions`; None: the
+    /// default) would refuse this filter.
+    #[pyo3(signature = (max_bytes=None, max_filters=None))]
+    fn check_limits(&self, max_bytes: Option<u64>, max_filters: Option<u32>) -> PyResult<()> {
+        let d = SERVER_DEFAULT_LIMITS;
+        let f = self.g();
+        Core::header_table_bytes(
+            &f.encode_header(),
+            max_bytes.unwrap_or(d.max_bytes),
+            max_filters.unwrap_or(d.max_filters),
+            None,
+        )
+        .map(|_| ())
+        .map_err(|err| insert_error(&err))
+    }
+
+    /// A deep copy.
+    fn copy(&self) -> PyResult<Self> {
+        self.g()
+            .try_clone(u64::MAX)
+            .map(CuckooFilter::wrap)
+            .map_err(|err| filter_error(e::cuckoo(Op::Create, &err).text()))
+    }
+
+    fn __copy__(&self) -> PyResult<Self> {
+        self.copy()
+    }
+
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.copy()
+    }
+
+    /// The filter file format (docs/clients.md, "File format").
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let mut out = Vec::new();
+        let m = &self.f;
+        py.allow_threads(|| ferrobloom_core::file::write(&*lock(m), &mut out))
+            .map_err(|s| filter_error(&s))?;
+        Ok(PyBytes::new(py, &out))
+    }
+
+    /// Reads the file format; a file of a Bloom filter is refused.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
+        py.allow_threads(|| ferrobloom_core::file::read(data, &LOAD_LIMITS))
+            .map(CuckooFilter::wrap)
+            .map_err(format_error)
+    }
+
+    /// `CF.SCANDUMP key iter`'s reply: `(1, header)` for 0, then each data
+    /// chunk with the iterator to ask for next; `(0, b"")` past the end.
+    fn scandump<'py>(&self, py: Python<'py>, iter: i64) -> (i64, Bound<'py, PyBytes>) {
+        match self.g().scandump(iter) {
+            Some((n, d)) => (n, PyBytes::new(py, &d)),
+            None => (0, PyBytes::new(py, b"")),
+        }
+    }
+
+    /// Rebuilds a filter from its SCANDUMP replies in order, checking every
+    /// chunk against the header before allocating.
+    #[staticmethod]
+    fn from_chunks(py: Python<'_>, chunks: Vec<(i64, Vec<u8>)>) -> PyResult<Self> {
+        let refs: Vec<(i64, &[u8])> = chunks.iter().map(|(i, d)| (*i, &d[..])).collect();
+        py.allow_threads(|| load_chunks(&refs, &LOAD_LIMITS))
+            .map(CuckooFilter::wrap)
+            .map_err(format_error)
+    }
+
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(PyObject, (Bound<'py, PyBytes>,))> {
+        let load = py.import("ferrobloom")?.getattr("from_bytes")?.unbind();
+        Ok((load, (self.to_bytes(py)?,)))
+    }
+
+    fn __repr__(&self) -> String {
+        let f = self.g();
+        let layout = if f.is_redisbloom() {
+            "redisbloom"
+        } else {
+            "ferrobloom"
+        };
+        format!(
+            "CuckooFilter(buckets={}, bucket_size={}, filters={}, layout='{layout}', items={})",
+            f.base_buckets(),
+            f.bucket_size(),
+            f.num_filters(),
+            f.num_items()
+        )
+    }
+}
+
+fn lock(m: &Mutex<Core>) -> MutexGuard<'_, Core> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

@@ -1,0 +1,302 @@
+//! `ferrobloom._ferrobloom`: the native part of the Python package. The filters
+//! are `ferrobloom_core`'s, created from the same parameters through the
+//! module's own parsers and error catalogue (`src/cmd`, compiled in here as
+//! well: it needs no Redis), so a local filter takes the server's defaults,
+//! limits and error texts, and its dump is the server's SCANDUMP byte for byte.
+//!
+//! Items are encoded as redis-py encodes command arguments (bytes as they
+//! are, str as UTF-8, int and float as their `repr`), so a local filter and
+//! the server agree on every item a client sends. Bloom batches hash the items
+//! straight from Python's buffers under the GIL, then release it while the
+//! filter works on each chunk of hashes (prefetching ahead); cuckoo batches
+//! copy the items into one buffer and release the GIL while the filter works. Panics
+//! never cross into Python as a crash: PyO3 turns them into exceptions.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyFloat, PyInt, PyList, PyMemoryView, PyString, PyTuple,
+};
+
+// The module's Redis-free command layer: its parsers and its one error
+// catalogue (`src/cmd/errors.rs`), shared rather than copied.
+#[allow(dead_code, unused_imports, clippy::all)]
+#[path = "../../src/cmd/mod.rs"]
+mod cmd;
+
+mod bloom;
+mod cuckoo;
+
+pyo3::create_exception!(
+    ferrobloom,
+    FilterError,
+    PyValueError,
+    "A refused operation, with the server's error text (e.g. `ERR bad error rate`)."
+);
+pyo3::create_exception!(
+    ferrobloom,
+    FormatError,
+    FilterError,
+    "Bytes, a file or chunks that are not a valid filter (truncated, corrupted, another kind)."
+);
+
+pub(crate) fn filter_error(text: &str) -> PyErr {
+    FilterError::new_err(text.to_string())
+}
+
+pub(crate) fn format_error(text: impl Into<String>) -> PyErr {
+    FormatError::new_err(text.into())
+}
+
+/// Milliseconds since the Unix epoch (windowed filters' clock, as the server's).
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Appends an argument's bytes as redis-py sends it (`Encoder.encode`).
+pub(crate) fn encode_into(obj: &Bound<'_, PyAny>, out: &mut Vec<u8>) -> PyResult<()> {
+    if let Ok(b) = obj.downcast::<PyBytes>() {
+        out.extend_from_slice(b.as_bytes());
+    } else if let Ok(s) = obj.downcast::<PyString>() {
+        out.extend_from_slice(s.to_cow()?.as_bytes());
+    } else if obj.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err(
+            "Invalid input of type: 'bool'. Convert to a bytes, string, int or float first.",
+        ));
+    } else if obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyFloat>() {
+        out.extend_from_slice(obj.repr()?.to_cow()?.as_bytes());
+    } else if let Ok(b) = obj.downcast::<PyByteArray>() {
+        out.extend_from_slice(&b.to_vec());
+    } else if obj.is_instance_of::<PyMemoryView>() {
+        let b: Vec<u8> = obj.call_method0("tobytes")?.extract()?;
+        out.extend_from_slice(&b);
+    } else {
+        let t = obj.get_type().name()?;
+        return Err(PyTypeError::new_err(format!(
+            "Invalid input of type: '{t}'. Convert to a bytes, string, int or float first."
+        )));
+    }
+    Ok(())
+}
+
+/// One argument's bytes.
+pub(crate) fn encode(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    let mut v = Vec::new();
+    encode_into(obj, &mut v)?;
+    Ok(v)
+}
+
+/// A batch of items in one buffer: item `i` is `buf[ends[i-1]..ends[i]]`.
+pub(crate) struct Items {
+    buf: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Items {
+    pub(crate) fn collect(items: &Bound<'_, PyAny>) -> PyResult<Self> {
+        if items.is_instance_of::<PyString>() || items.is_instance_of::<PyBytes>() {
+            return Err(PyTypeError::new_err(
+                "expected an iterable of items, not a single str or bytes",
+            ));
+        }
+        let mut it = Items {
+            buf: Vec::new(),
+            ends: Vec::new(),
+        };
+        // Lists and tuples (the common case) without the iterator protocol.
+        if let Ok(list) = items.downcast::<PyList>() {
+            it.reserve(list.len());
+            for obj in list.iter() {
+                it.push(&obj)?;
+            }
+        } else if let Ok(tuple) = items.downcast::<PyTuple>() {
+            it.reserve(tuple.len());
+            for obj in tuple.iter() {
+                it.push(&obj)?;
+            }
+        } else {
+            for obj in items.try_iter()? {
+                it.push(&obj?)?;
+            }
+        }
+        Ok(it)
+    }
+
+    fn reserve(&mut self, n: usize) {
+        self.ends.reserve(n);
+        self.buf.reserve(n.saturating_mul(16));
+    }
+
+    #[inline]
+    fn push(&mut self, obj: &Bound<'_, PyAny>) -> PyResult<()> {
+        encode_into(obj, &mut self.buf)?;
+        self.ends.push(self.buf.len());
+        Ok(())
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        let mut start = 0;
+        self.ends.iter().map(move |&end| {
+            let s = &self.buf[start..end];
+            start = end;
+            s
+        })
+    }
+}
+
+/// Items per chunk of a batch hashed from Python's buffers (1 MiB of hashes).
+const HASH_CHUNK: usize = 1 << 16;
+
+extern "C" {
+    // Public C API since Python 3.3 (in the limited API from 3.10), exported
+    // by every interpreter this abi3-py38 wheel loads in; PyO3 hides it below
+    // 3.10, where `to_cow` would allocate a bytes object per str instead.
+    fn PyUnicode_AsUTF8AndSize(
+        s: *mut pyo3::ffi::PyObject,
+        size: *mut pyo3::ffi::Py_ssize_t,
+    ) -> *const std::os::raw::c_char;
+}
+
+/// Hashes one item with `hash`: bytes and str straight from the object's
+/// buffer (no copy), anything else through [`encode_into`] into `scratch`.
+#[inline]
+fn hash_item<H>(
+    obj: &Bound<'_, PyAny>,
+    hash: &impl Fn(&[u8]) -> H,
+    scratch: &mut Vec<u8>,
+) -> PyResult<H> {
+    if let Ok(b) = obj.downcast::<PyBytes>() {
+        return Ok(hash(b.as_bytes()));
+    }
+    if obj.is_instance_of::<PyString>() {
+        let mut n: pyo3::ffi::Py_ssize_t = 0;
+        // SAFETY: `obj` is a str (checked above) kept alive by the caller; the
+        // UTF-8 buffer lives as long as the str and is read before any Python
+        // code runs.
+        let p = unsafe { PyUnicode_AsUTF8AndSize(obj.as_ptr(), &mut n) };
+        if !p.is_null() {
+            if let Ok(n) = usize::try_from(n) {
+                let s = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) };
+                return Ok(hash(s));
+            }
+        }
+        // Lone surrogates: the exception `encode_into` raises.
+        let _ = PyErr::take(obj.py());
+    }
+    scratch.clear();
+    encode_into(obj, scratch)?;
+    Ok(hash(scratch))
+}
+
+/// Hashes a batch of items with `hash` under the GIL, straight from Python's
+/// buffers, and hands `f` one chunk of [`HASH_CHUNK`] hashes at a time (`f`
+/// releases the GIL for the filter's work); stops when `f` returns false.
+/// A list that another thread shortens meanwhile ends where it ends.
+pub(crate) fn for_each_hash_chunk<H>(
+    items: &Bound<'_, PyAny>,
+    hash: impl Fn(&[u8]) -> H,
+    mut f: impl FnMut(&[H]) -> PyResult<bool>,
+) -> PyResult<()> {
+    use pyo3::ffi;
+    if items.is_instance_of::<PyString>() || items.is_instance_of::<PyBytes>() {
+        return Err(PyTypeError::new_err(
+            "expected an iterable of items, not a single str or bytes",
+        ));
+    }
+    let py = items.py();
+    let mut scratch = Vec::new();
+    let mut chunk: Vec<H> = Vec::with_capacity(HASH_CHUNK);
+    let is_list = items.is_instance_of::<PyList>();
+    if is_list || items.is_instance_of::<PyTuple>() {
+        // By index, without the iterator protocol or a reference count per item.
+        let mut i: ffi::Py_ssize_t = 0;
+        loop {
+            // SAFETY: `items` is a list or tuple; GetItem checks the index
+            // against the current length and returns a borrowed reference.
+            let p = unsafe {
+                if is_list {
+                    ffi::PyList_GetItem(items.as_ptr(), i)
+                } else {
+                    ffi::PyTuple_GetItem(items.as_ptr(), i)
+                }
+            };
+            if p.is_null() {
+                let _ = PyErr::take(py); // IndexError: the end
+                break;
+            }
+            // SAFETY: `p` is a valid borrowed reference (not null), read while
+            // no Python code runs; anything but bytes takes a strong reference
+            // first, since encoding it may run Python code.
+            let obj = unsafe { pyo3::Borrowed::from_ptr(py, p) };
+            chunk.push(match obj.downcast::<PyBytes>() {
+                Ok(b) => hash(b.as_bytes()),
+                Err(_) => hash_item(&obj.to_owned(), &hash, &mut scratch)?,
+            });
+            i += 1;
+            if chunk.len() == HASH_CHUNK {
+                if !f(&chunk)? {
+                    return Ok(());
+                }
+                chunk.clear();
+            }
+        }
+    } else {
+        for obj in items.try_iter()? {
+            chunk.push(hash_item(&obj?, &hash, &mut scratch)?);
+            if chunk.len() == HASH_CHUNK {
+                if !f(&chunk)? {
+                    return Ok(());
+                }
+                chunk.clear();
+            }
+        }
+    }
+    if !chunk.is_empty() {
+        f(&chunk)?;
+    }
+    Ok(())
+}
+
+/// Reads a file of either kind as the matching Python class.
+#[pyfunction]
+fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<PyObject> {
+    use ferrobloom_core::dump::LOAD_LIMITS;
+    use ferrobloom_core::file::{read_any, AnyFilter};
+    let f = py
+        .allow_threads(|| read_any(data, &LOAD_LIMITS))
+        .map_err(format_error)?;
+    Ok(match f {
+        AnyFilter::Bloom(f) => bloom::BloomFilter::wrap(f)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        AnyFilter::Cuckoo(f) => cuckoo::CuckooFilter::wrap(f)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+    })
+}
+
+/// The kind (`"BF"` or `"CF"`) of a filter file's bytes, after checking its framing.
+#[pyfunction]
+fn file_kind(data: &[u8]) -> PyResult<&'static str> {
+    ferrobloom_core::file::parse(data)
+        .map(|p| p.kind.prefix())
+        .map_err(format_error)
+}
+
+#[pymodule]
+fn _ferrobloom(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<bloom::BloomFilter>()?;
+    m.add_class::<cuckoo::CuckooFilter>()?;
+    m.add("FilterError", m.py().get_type::<FilterError>())?;
+    m.add("FormatError", m.py().get_type::<FormatError>())?;
+    m.add_function(wrap_pyfunction!(from_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(file_kind, m)?)?;
+    m.add("FILE_FORMAT_VERSION", ferrobloom_core::file::VERSION)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,198 @@
+"""Real servers for the Python package's tests, as the Rust integration tests
+start them (tests/common/): throw-away processes on free loopback ports, each
+in its own temporary directory, with the freshly built module.
+
+- The module: ``FERROBLOOM_MODULE`` (a path), else ``libferrobloom.so`` in
+  ``$CARGO_TARGET_DIR/release`` (or its ``deps/``), else it is built with
+  ``cargo build --release -p ferrobloom``.
+- Servers: ``redis`` is ``REDIS_SERVER`` (default ``redis-server``, Redis 7.0
+  on the CI machine); ``valkey9`` comes from ``scripts/peers.sh valkey9``;
+  RedisBloom 2.8.2 (``scripts/peers.sh redisbloom``) runs on ``redis-server``.
+  ``FERROBLOOM_PY_SERVERS`` (default ``redis valkey9``) lists the servers the
+  ferrobloom tests run on; a listed server that cannot be found fails the
+  run, RedisBloom missing skips its tests.
+"""
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import redis
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _module() -> str:
+    p = os.environ.get("FERROBLOOM_MODULE")
+    if p:
+        assert os.path.isfile(p), "FERROBLOOM_MODULE=%s does not exist" % p
+        return p
+    target = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
+    for c in (target / "release" / "libferrobloom.so", target / "release" / "deps" / "libferrobloom.so"):
+        if c.is_file():
+            return str(c)
+    subprocess.run(["cargo", "build", "--release", "-p", "ferrobloom"], cwd=ROOT, check=True)
+    return str(target / "release" / "libferrobloom.so")
+
+
+def _peer(name: str) -> str:
+    try:
+        out = subprocess.run(
+            [str(ROOT / "scripts" / "peers.sh"), name], capture_output=True, text=True, check=True
+        ).stdout
+    except (subprocess.CalledProcessError, OSError):
+        return ""
+    for line in out.splitlines():
+        if line.startswith(name + "="):
+            return line.split("=", 1)[1].strip()
+    return ""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, binary: str, module: str, args=(), server_args=()):
+        self.dir = tempfile.mkdtemp(prefix="ferrobloom-py-")
+        self.port = _free_port()
+        # The cluster bus on a port of its own (the default, port + 10000, may be taken).
+        self.cluster_port = _free_port() if "--cluster-enabled" in server_args else None
+        cmd = [
+            binary,
+            "--port", str(self.port),
+            *(("--cluster-port", str(self.cluster_port)) if self.cluster_port else ()),
+            "--bind", "127.0.0.1",
+            "--dir", self.dir,
+            "--save", "",
+            "--appendonly", "no",
+            *server_args,
+            "--loadmodule", module, *args,
+        ]
+        self.log = open(os.path.join(self.dir, "server.log"), "wb")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
+        # RESP2, whose replies the local batch methods mirror (CF.INSERT's -1);
+        # test_resp3 covers push and pull over RESP3.
+        self.client = redis.Redis(port=self.port, protocol=2)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                self.client.ping()
+                break
+            except redis.ConnectionError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.log.flush()
+                    raise RuntimeError(
+                        "server did not start: %s\n%s"
+                        % (" ".join(cmd), open(os.path.join(self.dir, "server.log")).read())
+                    )
+                time.sleep(0.05)
+
+    def raw(self, *args) -> bytes:
+        """One command over a raw socket: the reply line as the server sent it
+        (error replies keep their full text, which redis-py shortens)."""
+        parts = [b"*%d\r\n" % len(args)]
+        for a in args:
+            a = a if isinstance(a, bytes) else str(a).encode()
+            parts.append(b"$%d\r\n%s\r\n" % (len(a), a))
+        with socket.create_connection(("127.0.0.1", self.port)) as s:
+            s.sendall(b"".join(parts))
+            buf = b""
+            while not buf.endswith(b"\r\n"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                buf += chunk
+        return buf.rstrip(b"\r\n")
+
+    def stop(self) -> None:
+        self.client.close()
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+SERVERS = os.environ.get("FERROBLOOM_PY_SERVERS", "redis valkey9").split()
+
+
+def _binary(name: str) -> str:
+    if name == "redis":
+        return os.environ.get("REDIS_SERVER", "redis-server")
+    path = _peer(name)
+    assert path, "%s not found: scripts/peers.sh %s failed" % (name, name)
+    return path
+
+
+@pytest.fixture(scope="session")
+def module() -> str:
+    return _module()
+
+
+@pytest.fixture(scope="session", params=SERVERS)
+def server(request, module):
+    s = Server(_binary(request.param), module)
+    s.name = request.param
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def r(server):
+    server.client.flushall()
+    return server.client
+
+
+@pytest.fixture(scope="session")
+def redisbloom():
+    so = _peer("redisbloom")
+    if not so:
+        pytest.skip("RedisBloom 2.8.2 not found (scripts/peers.sh redisbloom)")
+    s = Server("redis-server", so)
+    s.name = "redisbloom"
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def rb(redisbloom):
+    redisbloom.client.flushall()
+    return redisbloom.client
+
+
+@pytest.fixture(scope="session")
+def cluster(module):
+    """A three-node Redis Cluster (no replicas) of `REDIS_SERVER`, slots split evenly."""
+    nodes = [
+        Server(_binary("redis"), module, server_args=("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"))
+        for _ in range(3)
+    ]
+    try:
+        for i, n in enumerate(nodes):
+            lo, hi = i * 16384 // 3, (i + 1) * 16384 // 3 - 1
+            n.client.execute_command("CLUSTER", "ADDSLOTSRANGE", lo, hi)
+        for n in nodes[1:]:
+            nodes[0].client.execute_command("CLUSTER", "MEET", "127.0.0.1", n.port, n.cluster_port)
+        deadline = time.monotonic() + 20
+        while not all(b"cluster_state:ok" in n.client.execute_command("CLUSTER", "INFO") for n in nodes):
+            assert time.monotonic() < deadline, "cluster did not converge"
+            time.sleep(0.1)
+        from redis.cluster import RedisCluster
+
+        rc = RedisCluster(host="127.0.0.1", port=nodes[0].port, protocol=2)
+        yield rc, nodes
+        rc.close()
+    finally:
+        for n in nodes:
+            n.stop()
