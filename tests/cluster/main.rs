@@ -35,6 +35,7 @@
 mod common;
 mod scale_out;
 mod slot_migration;
+mod slot_migration_failed;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
