@@ -60,23 +60,33 @@ def batches(xs, n=250):
         yield xs[i : i + n]
 
 
+def position(kind, it):
+    """A cuckoo walk's iterators carry the filter's fingerprint-move count once
+    fingerprints moved (bit 62, count in bits 40-61; kept in memory only, so a
+    loaded copy walks with plain positions): copies compare by position."""
+    if kind == "CF" and it & (1 << 62):
+        return it & ((1 << 40) - 1)
+    return it
+
+
 def server_walk(r, kind, key):
     out, it = [], 0
     while True:
         nxt, data = r.execute_command(kind + ".SCANDUMP", key, it)
         if nxt == 0:
             return out
-        out.append((nxt, bytes(data)))
+        out.append((position(kind, nxt), bytes(data)))
         it = nxt
 
 
 def local_walk(f):
+    kind = "CF" if isinstance(f, CuckooFilter) else "BF"
     out, it = [], 0
     while True:
         nxt, data = f.scandump(it)
         if nxt == 0:
             return out
-        out.append((nxt, data))
+        out.append((position(kind, nxt), data))
         it = nxt
 
 

@@ -30,6 +30,11 @@ use crate::filter::BloomFilter;
 use crate::hash::{HashAhead, ItemHash, LOOKAHEAD};
 use crate::payload::{load_payload_as, HeaderFormat, Payload};
 
+/// Bit 62 of a live walk's SCANDUMP iterators (the same bit for windowed and
+/// cuckoo filters).
+const WALK_ITER_FLAG: u64 = crate::cuckoo::WALK_FLAG;
+const _: () = assert!(WALK_ITER_FLAG == crate::window::WALK_FLAG);
+
 /// The server's default limits for a client's filters (`max-filter-memory`
 /// 4 GiB, `bf-max-links` 64, `cf-max-expansions` 32): what a local filter
 /// grows within, so that a server with its default configuration accepts it.
@@ -99,7 +104,10 @@ impl Scandump for BloomFilter {
         if iter == 0 {
             return Some((1, Cow::Owned(self.encode_header())));
         }
-        self.scandump_chunk(iter)
+        // The server's iterators (a window's name their generation).
+        self.scandump_walk(iter)
+            .ok()
+            .flatten()
             .map(|(n, d)| (n, Cow::Borrowed(d)))
     }
 
@@ -113,7 +121,9 @@ impl Scandump for CuckooFilter {
     const KIND: Kind = Kind::Cuckoo;
 
     fn scandump(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
-        self.scandump_chunk(iter)
+        // The server's iterators (they carry the filter's move count once
+        // fingerprints moved).
+        self.walk_chunk(iter).ok().flatten()
     }
 
     fn for_each_dump_chunk(&self, mut f: impl FnMut(i64, &[u8])) {
@@ -141,12 +151,17 @@ pub fn load_chunks<T: Payload>(chunks: &[(i64, &[u8])], limits: &Limits) -> Resu
         ));
     }
     // Data chunk i ends where the next one starts: its iterator is 1 + the bytes
-    // of every data chunk up to and including it.
+    // of every data chunk up to and including it. A live walk's iterators
+    // (bit 62: a windowed filter's name their generation, a cuckoo filter's
+    // carry its move count; see `Window::walk_chunk`, `CuckooFilter::walk_chunk`)
+    // hold no offset into the whole stream: their chunks are taken in order,
+    // and the loader checks every chunk's length against the header.
     let mut at: i64 = 1;
     for (i, (iter, d)) in data.iter().enumerate() {
         let len = i64::try_from(d.len()).map_err(|_| "chunk too large")?;
         at = at.checked_add(len).ok_or("chunk offsets overflow")?;
-        if *iter != at || d.is_empty() {
+        let walk = *iter > 0 && (*iter as u64) & WALK_ITER_FLAG != 0;
+        if (*iter != at && !walk) || d.is_empty() {
             return Err(format!(
                 "data chunk {} has iterator {iter}, expected {at} (chunks missing, reordered or resized)",
                 i + 1

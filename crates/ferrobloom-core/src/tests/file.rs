@@ -100,7 +100,11 @@ fn every_kind_round_trips_byte_for_byte() {
         ));
     }
     for f in cuckoos() {
-        assert_eq!(chunks_of(&f), walked(&f));
+        // The same bytes; the walk's iterators carry the filter's move count
+        // once fingerprints moved (as the server's SCANDUMP), the file's are
+        // positions.
+        let bytes_only = |c: Vec<(i64, Vec<u8>)>| c.into_iter().map(|(_, d)| d).collect::<Vec<_>>();
+        assert_eq!(bytes_only(chunks_of(&f)), bytes_only(walked(&f)));
         let bytes = file_of(&f);
         let g: CuckooFilter = read(&bytes, &LOAD_LIMITS).unwrap();
         assert_eq!(chunks_of(&f), chunks_of(&g));
