@@ -642,8 +642,10 @@ pub fn legacy_cases() -> Vec<Case> {
 // Answers: everything a client can ask about a filter, as comparable text
 // ---------------------------------------------------------------------------------------------
 
-/// Never-added items asked about (`p0`, `p1`, …), besides the members.
-pub const PROBES: usize = 100_000;
+/// Never-added items asked about (`p0`, `p1`, …), besides the members: some 200
+/// false positives at 1% to compare item by item (the SCANDUMP stream, compared
+/// whole, already shows every bit).
+pub const PROBES: usize = 20_000;
 
 pub fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
