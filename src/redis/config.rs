@@ -23,6 +23,7 @@ use crate::cmd::cf::CuckooDefaults;
 use crate::cmd::params::{BloomDefaults, MAX_ERROR_RATE};
 use crate::cmd::parse::{parse_f64, parse_i64};
 use ferrobloom_core::bloom::{BloomLayout, Limits, MAX_CAPACITY, MAX_EXPANSION, MAX_LINKS_CEILING};
+use ferrobloom_core::dump::SERVER_DEFAULT_LIMITS;
 
 /// A numeric config: its value and its Redis-enforced range.
 pub struct Numeric {
@@ -58,7 +59,12 @@ impl Numeric {
 
 pub static BF_INITIAL_SIZE: Numeric = Numeric::new(c"bf-initial-size", 100, 1, MAX_CAPACITY as i64);
 pub static BF_EXPANSION: Numeric = Numeric::new(c"bf-expansion-factor", 2, 0, MAX_EXPANSION as i64);
-pub static BF_MAX_LINKS: Numeric = Numeric::new(c"bf-max-links", 64, 1, MAX_LINKS_CEILING as i64);
+pub static BF_MAX_LINKS: Numeric = Numeric::new(
+    c"bf-max-links",
+    SERVER_DEFAULT_LIMITS.max_links as i64,
+    1,
+    MAX_LINKS_CEILING as i64,
+);
 pub static CF_BUCKET_SIZE: Numeric = Numeric::new(c"cf-bucket-size", 2, 1, 255);
 pub static CF_INITIAL_SIZE: Numeric =
     Numeric::new(c"cf-initial-size", 1024, 4, MAX_CAPACITY as i64);
@@ -69,7 +75,12 @@ pub static CF_EXPANSION: Numeric = Numeric::new(c"cf-expansion-factor", 1, 0, MA
 /// under about 1 ms even for the largest filter (RedisBloom allows 65536).
 pub static CF_MAX_EXPANSIONS: Numeric = Numeric {
     redisbloom_max: 65536,
-    ..Numeric::new(c"cf-max-expansions", 32, 1, 4096)
+    ..Numeric::new(
+        c"cf-max-expansions",
+        SERVER_DEFAULT_LIMITS.max_filters as i64,
+        1,
+        4096,
+    )
 };
 
 /// RedisBloom 8's settings (its `src/config.c`: registered with
@@ -105,7 +116,12 @@ fn registered_name(name: &CStr) -> (CString, u32) {
 /// Per-filter memory cap in bytes (a memory config: accepts `4gb` and the like).
 pub static MAX_FILTER_MEMORY: Numeric = Numeric {
     memory: true,
-    ..Numeric::new(c"max-filter-memory", 4 << 30, 4096, i64::MAX)
+    ..Numeric::new(
+        c"max-filter-memory",
+        SERVER_DEFAULT_LIMITS.max_bytes as i64,
+        4096,
+        i64::MAX,
+    )
 };
 
 /// Longest item any command accepts, in bytes (a memory config).

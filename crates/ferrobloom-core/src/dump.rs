@@ -38,6 +38,7 @@ const _: () = assert!(WALK_ITER_FLAG == crate::window::WALK_FLAG);
 /// The server's default limits for a client's filters (`max-filter-memory`
 /// 4 GiB, `bf-max-links` 64, `cf-max-expansions` 32): what a local filter
 /// grows within, so that a server with its default configuration accepts it.
+/// The module's configuration takes its defaults from here.
 pub const SERVER_DEFAULT_LIMITS: Limits = Limits {
     max_bytes: 4 << 30,
     max_links: 64,
