@@ -243,3 +243,59 @@ fn a_future_newest_change_runs_on_at_the_clock_rate() {
     assert_eq!(f.ahead_ms(), 0);
     assert!(f.contains(&item(499), now + 3_990));
 }
+
+/// Walk iterators carry a generation's index modulo [`WALK_GENERATIONS`]: a
+/// live copy whose generations straddle a multiple of it (residues ..., 2^18 -
+/// 1, 0, 1, ...) keeps every live item, and resolves each residue to the right
+/// generation, as far from time 0 as a filter gets.
+#[test]
+fn live_copy_across_the_iterator_residue_wrap() {
+    for first in [
+        WALK_GENERATIONS - 2,
+        WALK_GENERATIONS * 1000 - 3,
+        WALK_GENERATIONS * 5_000_000 - 1,
+    ] {
+        // Generations of 1 s: generation g starts at g * 1000 ms.
+        let t0 = first * 1000;
+        let mut w = window(400, 2);
+        for g in 0..5u64 {
+            for i in 0..100 {
+                w.add(&item(g * 1000 + i), t0 + g * 1000, &lim()).unwrap();
+            }
+        }
+        let mut f = BloomFilter::from(w);
+        let copy = live_copy(&mut f, |f, step| {
+            if step == 1 {
+                let w = f.as_window_mut().unwrap();
+                w.add(&item(99_999), t0 + 5_000, &lim()).unwrap();
+            }
+        })
+        .unwrap();
+        let b = copy.as_window().unwrap();
+        let now = t0 + 5_000;
+        for g in 1..5u64 {
+            for i in 0..100 {
+                assert!(
+                    b.contains(&item(g * 1000 + i), now),
+                    "first {first} gen {g} item {i}"
+                );
+            }
+        }
+        assert!(!b.contains(&item(99_999), now));
+        // Each generation's bits went to the generation of the same index:
+        // every generation both hold has the same items and the same bytes.
+        let a = f.as_window().unwrap();
+        let mut same = 0;
+        for gb in &b.gens {
+            if let Some(ga) = a.gens.iter().find(|g| g.index == gb.index) {
+                assert_eq!(ga.chain.items(), gb.chain.items(), "first {first}");
+                let bytes = |c: &BloomChain| -> Vec<Vec<u8>> {
+                    c.links().iter().map(|l| l.data().to_vec()).collect()
+                };
+                assert_eq!(bytes(&ga.chain), bytes(&gb.chain), "first {first}");
+                same += 1;
+            }
+        }
+        assert_eq!(same, 4, "first {first}");
+    }
+}

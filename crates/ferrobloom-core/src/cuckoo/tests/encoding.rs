@@ -358,6 +358,20 @@ fn walks_are_refused_once_fingerprints_moved() {
         i += 1;
     }
     assert_eq!(f.walk_chunk(n), Err(CuckooError::BadChunk("rearranged")));
+    // The iterator carries the move count modulo 2^22: a walk begun at
+    // 2^22 - 1 moves is refused after the count wraps to 0 (and one begun at
+    // the wrap is exact while nothing moves).
+    f.moves = (1 << 22) - 1;
+    let (n, _) = f.walk_chunk(1).unwrap().unwrap();
+    let before = f.moves;
+    while f.moves == before {
+        f.insert(&hash_item(&key(3, i)), 32, NOCAP).unwrap();
+        i += 1;
+    }
+    assert_eq!(f.moves & ((1 << 22) - 1), f.moves - (1 << 22));
+    assert_eq!(f.walk_chunk(n), Err(CuckooError::BadChunk("rearranged")));
+    let (n, _) = f.walk_chunk(1).unwrap().unwrap();
+    assert!(f.walk_chunk(n).is_ok());
     // RedisBloom's layout keeps RedisBloom's iterators.
     let mut p = params(64, 2, 2, 8);
     p.redisbloom = true;
