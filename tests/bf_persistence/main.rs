@@ -77,17 +77,38 @@ fn debug_reload_restores_every_filter() {
     assert_eq!(db_digest(&mut con), digest);
 }
 
+/// A server with an AOF without an RDB preamble (its first rewrite done).
+fn aof_server() -> Server {
+    let s = Server::builder()
+        .appendonly(true)
+        .aof_rdb_preamble(false)
+        .start();
+    wait_aof_rewrite_idle(&s);
+    s
+}
+
+/// BF.RESERVE without EXPANSION under `bf-expansion-factor` 4 (`r:exp4`, 30
+/// items added, returned) and 0 (`r:ns`, non-scaling): what a replica or a
+/// replay must rebuild whatever its own default.
+fn reserve_under_changed_expansion(con: &mut redis::Connection) -> Vec<Vec<u8>> {
+    config_set(con, "bf.bf-expansion-factor", "4");
+    reserve(con, b"r:exp4", &["0.01", "10"]);
+    let items = text_items("r4:", 30);
+    madd(con, b"r:exp4", &items);
+    config_set(con, "bf.bf-expansion-factor", "0");
+    reserve(con, b"r:ns", &["0.01", "10"]);
+    assert_eq!(bf_info_field(con, b"r:exp4", "EXPANSION"), Value::Int(4));
+    assert_eq!(bf_info_field(con, b"r:ns", "EXPANSION"), Value::Nil);
+    items
+}
+
 // ---------------------------------------------------------------------------------------------
 // 3. AOF
 // ---------------------------------------------------------------------------------------------
 
 #[test]
 fn aof_rewrite_then_more_writes_replays_everything() {
-    let mut s = Server::builder()
-        .appendonly(true)
-        .aof_rdb_preamble(false)
-        .start();
-    wait_aof_rewrite_idle(&s);
+    let mut s = aof_server();
     let mut con = s.conn();
     let mut fs = build_filters(&mut con, true);
 
@@ -127,11 +148,7 @@ fn aof_rewrite_then_more_writes_replays_everything() {
 
 #[test]
 fn aof_command_log_replay_keeps_creation_parameters() {
-    let mut s = Server::builder()
-        .appendonly(true)
-        .aof_rdb_preamble(false)
-        .start();
-    wait_aof_rewrite_idle(&s);
+    let mut s = aof_server();
     let mut con = s.conn();
     let mut fs = build_filters(&mut con, false);
 
@@ -225,23 +242,9 @@ fn aof_command_log_replay_keeps_creation_parameters() {
 /// AOF must record the value used, not the command as typed.
 #[test]
 fn aof_replay_of_reserve_keeps_the_configured_expansion() {
-    let mut s = Server::builder()
-        .appendonly(true)
-        .aof_rdb_preamble(false)
-        .start();
-    wait_aof_rewrite_idle(&s);
+    let mut s = aof_server();
     let mut con = s.conn();
-    config_set(&mut con, "bf.bf-expansion-factor", "4");
-    reserve(&mut con, b"r:exp4", &["0.01", "10"]);
-    let items = text_items("r4:", 30);
-    madd(&mut con, b"r:exp4", &items);
-    config_set(&mut con, "bf.bf-expansion-factor", "0");
-    reserve(&mut con, b"r:ns", &["0.01", "10"]);
-    assert_eq!(
-        bf_info_field(&mut con, b"r:exp4", "EXPANSION"),
-        Value::Int(4)
-    );
-    assert_eq!(bf_info_field(&mut con, b"r:ns", "EXPANSION"), Value::Nil);
+    let items = reserve_under_changed_expansion(&mut con);
     // A layout taken from bf.bf-layout is recorded too (the restarted server
     // starts with the default, classic).
     config_set(&mut con, "bf.bf-layout", "blocked");

@@ -186,17 +186,7 @@ fn replica_of_reserve_keeps_the_primary_expansion_default() {
     let replica = Server::start_replica_of(&primary);
     primary.wait_for_sync(&replica);
     let mut con = primary.conn();
-    config_set(&mut con, "bf.bf-expansion-factor", "4");
-    reserve(&mut con, b"r:exp4", &["0.01", "10"]);
-    let items = text_items("r4:", 30);
-    madd(&mut con, b"r:exp4", &items);
-    config_set(&mut con, "bf.bf-expansion-factor", "0");
-    reserve(&mut con, b"r:ns", &["0.01", "10"]);
-    assert_eq!(
-        bf_info_field(&mut con, b"r:exp4", "EXPANSION"),
-        Value::Int(4)
-    );
-    assert_eq!(bf_info_field(&mut con, b"r:ns", "EXPANSION"), Value::Nil);
+    let items = reserve_under_changed_expansion(&mut con);
     // The layout comes from bf.bf-layout on the primary; the replica keeps classic.
     config_set(&mut con, "bf.bf-layout", "blocked");
     config_set(&mut con, "bf.bf-expansion-factor", "2");
