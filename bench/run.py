@@ -1514,6 +1514,8 @@ WINDOW_PATTERNS = [
     ("batches20", "capacity/22 at once every W/20"),
     ("half", "half the capacity"),
     ("peak130", "±30% around the capacity over two windows (peaks 1.3x)"),
+    ("quarter25", "capacity/4 at once in every generation, at a random time within it"),
+    ("quarter30", "0.3x capacity at once in every generation (20% over the capacity)"),
 ]
 
 

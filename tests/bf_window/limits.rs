@@ -18,12 +18,34 @@ fn window_limits_on_every_path() {
     )
     .unwrap();
     assert_eq!(ok, "OK");
-    // 900 items a quarter window: within the capacity (a stream 20% over it,
-    // in batches, can reach bf.bf-max-links: issue #27's open batch-sizing item).
-    for g in 0..8 {
-        set_clock(&mut con, g * W_MS / 4);
-        let batch: Vec<String> = (0..900).map(|i| item(&format!("w{g}"), i)).collect();
-        madd(&mut con, "w", &batch);
+    // 1,200 items a quarter window, 20% over the capacity, one BF.MADD a
+    // generation at fixed phases of it (the server clock plus the test offset
+    // set from TIME): at the start, the middle and the end (100 ms before
+    // it: the offset is set a command before the batch). Before issue #27's batch sizing, the fourth generation got
+    // a first link of 400 and the rest in 13-item links, and at late phases
+    // reached bf.bf-max-links.
+    let gen_ms = W_MS / 4;
+    let phases = [
+        gen_ms - 100,
+        40,
+        gen_ms / 2,
+        gen_ms * 9 / 10,
+        3,
+        gen_ms - 100,
+        0,
+        gen_ms * 3 / 4,
+    ];
+    let (secs, micros): (i64, i64) = redis::cmd("TIME").query(&mut con).unwrap();
+    let first = (secs * 1000 + micros / 1000) / gen_ms + 2;
+    for (g, phase) in (0..).zip(phases) {
+        let (secs, micros): (i64, i64) = redis::cmd("TIME").query(&mut con).unwrap();
+        let real = secs * 1000 + micros / 1000;
+        set_clock(&mut con, (first + g) * gen_ms + phase - real);
+        let batch: Vec<String> = (0..1_200).map(|i| item(&format!("w{g}"), i)).collect();
+        let added = madd(&mut con, "w", &batch);
+        assert_eq!(added.len(), 1_200);
+        let links = info_int(&mut con, "w", "FILTERS");
+        assert!(links <= 9, "generation {g} at +{phase} ms: {links} links");
     }
     let size = info_int(&mut con, "w", "SIZE");
     assert!(size > 4097, "{size}");

@@ -18,8 +18,12 @@
 //! | `batches20` | `capacity/22` items at once, once per `W/20` at a random time within it |
 //! | `half` | `r / 2` (also compared with a plain filter of half the capacity) |
 //! | `peak130` | `r·(1 + 0.3·sin(2π t/(2W)))`: peaks at 1.3x (windows of up to 1.19x capacity) |
+//! | `quarter25` | `capacity/4` items at once in every generation (W/4), at a random time within it |
+//! | `quarter30` | `0.3·capacity` at once in every generation: 20% over the capacity |
 //!
-//! Every pattern but `peak130` keeps at most `capacity` items in any window.
+//! Every pattern but `peak130` and `quarter30` keeps at most `capacity` items in
+//! every generation-aligned window; `quarter25` and `quarter30` hold up to five
+//! batches in a window that starts within a generation (1.25x and 1.5x).
 //! Memory is the largest BF.INFO `Size` (`Window::mem_usage`) over the whole
 //! run; the plain filter is a scaling chain of `capacity` at the same error
 //! holding `capacity` items. False positives: `--probes` never-added items at
@@ -65,6 +69,22 @@ fn arrivals(pattern: &str, cap: u64, t: u64, acc: &mut f64, rng: &mut SplitMix) 
                 .filter(|&s| (t..t + STEP).contains(&at(s)))
                 .count() as u64;
             return hits * (cap / (per + 2));
+        }
+        "quarter25" | "quarter30" => {
+            // One batch per generation (absolute: aligned to its boundaries),
+            // at a random time within it.
+            let share = if pattern == "quarter25" {
+                cap / 4
+            } else {
+                cap * 3 / 10
+            };
+            let slot = W / 4;
+            let abs = T0 + t;
+            let at = |g: u64| g * slot + SplitMix(g.wrapping_mul(0x9E37) ^ 0x9a27).next() % slot;
+            let hits = (abs / slot..=(abs + STEP - 1) / slot)
+                .filter(|&g| (abs..abs + STEP).contains(&at(g)))
+                .count() as u64;
+            return hits * share;
         }
         _ => panic!("unknown pattern {pattern}"),
     };
@@ -116,7 +136,7 @@ fn main() {
     let probes = a.u64("probes", 100_000);
     let patterns = a.list(
         "patterns",
-        "steady,swing30,swing20,poisson,batches,batches20,half,peak130",
+        "steady,swing30,swing20,poisson,batches,batches20,half,peak130,quarter25,quarter30",
     );
     let layout = BloomLayout::from_name(a.str("layout", "paired").as_bytes()).expect("layout");
     let lim = Limits::default();

@@ -38,17 +38,21 @@
 //!   items: a stream that keeps to the capacity cannot put more in this one,
 //!   so a stream swinging ±30% within the window is sized exactly); with less
 //!   than a window of history, twice the busiest (at most a share
-//!   `capacity/K`); none, a share; over the capacity, the last generation's
-//!   count and its trend.
+//!   `capacity/K`; held to the room only while the generations held average
+//!   at most a share); none, a share; over the capacity, the last
+//!   generation's count and its trend, plus `3·sqrt` of it.
 //! - *Error:* `T·B - r` with `B = 0.97·p/(K+1)`, `r = 0.1·B` kept for growth,
 //!   `T = 1.08` (every generation full: `K·(T - r) + T = K + 1`) plus a quarter
 //!   of what the generations held left of their own `T·B`, at most the limit.
 //!
 //! A generation that outgrows its first link opens links sized by its own rate
 //! so far over the rest of its span (plus 25%, at most a share, then the
-//! previous link times the expansion), each at half of what the limit leaves; a
-//! NONSCALING generation's second link holds the rest of a window's capacity
-//! and then it refuses with "non scaling filter is full".
+//! previous link times the expansion), the second at least a 16th of the
+//! first, the third and fourth at least the previous one, then at least the
+//! previous one times the expansion (a batch at one instant projects no rate:
+//! 20% over a first link takes at most 4 growth links), each at half of what
+//! the limit leaves; a NONSCALING generation's second link holds the rest of a
+//! window's capacity and then it refuses with "non scaling filter is full".
 //!
 //! Memory (BF.INFO `Size` from the third window on, ratio to a plain scaling
 //! filter of the same capacity and error holding `capacity` items; paired
@@ -66,7 +70,9 @@
 //! Costs: 5% headroom on a rate-sized first link; a generation that gets
 //! more than its first link opens a link at a fifth to a half of the bits per
 //! item (its error is a share of the reserve); batches of a twentieth of the
-//! capacity (4 to 6 per generation) reach 1.72x at 1%.
+//! capacity (4 to 6 per generation) reach 1.72x at 1%; one batch of 0.3x the
+//! capacity per generation (20% over it) 1.81x at 1% in 6 links (3.40x, and
+//! up to bf.bf-max-links at late phases, before growth links took batches).
 //!
 //! # Speed
 //! Links are paired by default (`bloom.rs`: an item's probes in two 512-bit

@@ -38,6 +38,16 @@ const HEADROOM: f64 = 1.05;
 /// A growth link's items: the current generation's rate so far over the rest
 /// of its span, times this.
 const PROJECTION_HEADROOM: f64 = 1.25;
+/// A generation's second link holds at least this part of its first: a batch
+/// that arrives late in its generation projects almost no rate, and links at
+/// least this big, the fifth on doubling, take any batch in a few links.
+const SECOND_LINK_PART: u64 = 16;
+/// Over the capacity, a first link holds the trend plus this many standard
+/// deviations of a Poisson count of it (`3·sqrt(n)`: 1.2% at 60,000 items,
+/// 9% at 1,200): generations of the same size differ by a few items (an item
+/// the generation already holds counts once), and a link one item short of a
+/// steady stream opens a growth link.
+const TREND_SDS: f64 = 3.0;
 /// Error rates are rounded down to a grid of this many steps per halving
 /// (1.1% apart), so that the few rates in use are sized once each.
 const GRID_STEPS: f64 = 64.0;
@@ -257,6 +267,13 @@ impl Window {
         // generation may have started late): twice the busiest, at most a
         // share (a sparse stream stays small).
         let young = counts.last().is_none_or(|&c| c == 0);
+        // A young stream whose generations held so far average more than a
+        // share is over the capacity though its total is not (yet): the room
+        // the others leave is no bound on this one (1,200 a generation into
+        // 4,000 a window would leave the fourth 400, and a batch the rest
+        // in growth links).
+        let held = counts.iter().filter(|&&c| c > 0).count() as u128;
+        let over = young && u128::from(total) * u128::from(k) > u128::from(self.capacity) * held;
         let entries = if total == 0 {
             // No history inside the window: a share of the capacity.
             share
@@ -272,17 +289,22 @@ impl Window {
             } else {
                 grow(most)
             };
-            guess.min(room.max(share.div_ceil(4)))
+            if over {
+                guess
+            } else {
+                guess.min(room.max(share.div_ceil(4)))
+            }
         } else {
             // Over the capacity: the last generation's count and its trend
-            // (`2·c1 - c2`, between half and twice `c1`).
+            // (`2·c1 - c2`, between half and twice `c1`), plus `3·sqrt` of it.
             let c1 = counts.first().copied().unwrap_or(0);
             let c2 = counts.get(1).copied().unwrap_or(c1);
             let trend = c1.saturating_mul(2).saturating_sub(c2);
             if c1 == 0 {
                 grow(most)
             } else {
-                trend.clamp(c1.div_ceil(2), c1.saturating_mul(2))
+                let t = trend.clamp(c1.div_ceil(2), c1.saturating_mul(2));
+                t.saturating_add(((t as f64).sqrt() * TREND_SDS).ceil() as u64)
             }
         };
         let error = self.on_grid(self.target(cur) - RESERVE * self.budget());
@@ -293,10 +315,14 @@ impl Window {
     /// finds it full; the generation holds `items`. Non-scaling: the rest of a
     /// window's capacity at the whole reserve. Scaling: the generation's rate so
     /// far projected over the rest of its span (with headroom), at least a
-    /// 32nd of the first link (then the previous link) and at most a share
-    /// (then the previous link times the expansion, as a plain chain grows), at
-    /// half of what the generation's limit leaves (at least half the previous
-    /// link's part of the reserve).
+    /// 16th of the first link for the second, the previous link for the third
+    /// and fourth, and the previous link times the expansion from the fifth on
+    /// (as a plain chain grows: a batch that fills links at one instant
+    /// projects no rate; `B` items at once into a first link of `F` take at
+    /// most `3 + log2(16·(B - F)/F)` growth links at expansion 2, 4 for
+    /// `B = 1.2·F`), at most a share (then the previous link times the
+    /// expansion), at half of what the generation's limit leaves (at least half
+    /// the previous link's part of the reserve).
     pub(super) fn next_link(
         &self,
         cur: u64,
@@ -312,13 +338,20 @@ impl Window {
         }
         let share = self.capacity.div_ceil(u64::from(self.parts.max(1))).max(1);
         let (floor, ceiling) = if n <= 1 {
-            (last.entries.div_ceil(32), share.max(last.entries))
+            (
+                last.entries.div_ceil(SECOND_LINK_PART),
+                share.max(last.entries),
+            )
         } else {
             let grown = last
                 .entries
                 .checked_mul(u64::from(self.expansion.max(1)))
                 .ok_or(BloomError::MemoryCap)?;
-            (last.entries, grown.max(share))
+            // The third and fourth links at least the previous one (a rate
+            // that projected it may hold: doubling earlier cost 2% for
+            // batches of a twentieth of the capacity); then geometric.
+            let least = if n <= 3 { last.entries } else { grown };
+            (least, grown.max(share))
         };
         let (start, end) = (self.gen_start(cur), self.gen_start(cur.saturating_add(1)));
         let elapsed = now.saturating_sub(start).saturating_add(1) as f64;

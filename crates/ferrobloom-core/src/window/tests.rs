@@ -6,6 +6,7 @@ use super::*;
 use crate::bloom::Limits;
 use crate::filter::BloomFilter;
 
+mod bursts;
 mod memory;
 
 /// splitmix64 (fixed seeds).
