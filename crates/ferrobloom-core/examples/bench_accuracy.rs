@@ -23,7 +23,9 @@
 //! Run: `cargo run --release -p ferrobloom-core --example bench_accuracy --
 //!       [--parts bloom,cuckoo] [--errors 0.1,0.01,0.001,0.0001] [--capacity 1000000]
 //!       [--probes 1000000] [--layouts classic] [--fp-bits 8,12,16,32]
-//!       [--bucket-sizes 1,2,4] [--cf-slots 262144] [--cf-max-iterations 500]`
+//!       [--bucket-sizes 1,2,4] [--cf-slots 262144] [--cf-max-iterations 500]
+//!       [--modes scaling,non-scaling] [--max-fill 4]` (`--max-fill 1`: the
+//!       scaling chain at 1x only, as for `--capacity 1073741824`)
 //! Output: one JSON object per row on stdout (`bench/run.py` reads it).
 
 #[path = "common/bench.rs"]
@@ -124,13 +126,23 @@ fn emit_bloom(r: &Row, f: &BloomChain) {
     );
 }
 
-fn bloom(layout: &str, error: f64, cap: u64, probes: u64, seed: u64) {
+/// Which Bloom rows to measure (`--modes`, `--max-fill`).
+struct BloomModes {
+    scaling: bool,
+    nonscaling: bool,
+    max_fill: u64,
+}
+
+fn bloom(layout: &str, error: f64, cap: u64, probes: u64, seed: u64, m: &BloomModes) {
     let tag = seed.wrapping_mul(1000) ^ (error.to_bits() >> 8);
     let lim = layouts::limits();
     // Scaling, expansion 2: 1x then 4x the reserved capacity.
     let mut f = layouts::new_chain(layout, cap, error, 2);
     let mut added = 0u64;
-    for (fill, upto) in [("1x", cap), ("4x", 4 * cap)] {
+    let fills = [("1x", 1u64), ("4x", 4)]
+        .into_iter()
+        .filter(|&(_, x)| m.scaling && x <= m.max_fill);
+    for (fill, upto) in fills.map(|(n, x)| (n, x * cap)) {
         while added < upto {
             f.add(&h(tag, added), &lim)
                 .unwrap_or_else(|e| panic!("scaling add: {e:?}"));
@@ -150,6 +162,9 @@ fn bloom(layout: &str, error: f64, cap: u64, probes: u64, seed: u64) {
             },
             &f,
         );
+    }
+    if !m.nonscaling {
+        return;
     }
     // Non-scaling: add distinct items until the filter refuses one.
     let mut f = layouts::new_chain(layout, cap, error, 0);
@@ -278,9 +293,15 @@ fn main() {
                     .unwrap_or_else(|_| panic!("--errors: bad rate {e:?}"))
             })
             .collect();
+        let modes = a.list("modes", "scaling,non-scaling");
+        let m = BloomModes {
+            scaling: modes.iter().any(|x| x == "scaling"),
+            nonscaling: modes.iter().any(|x| x == "non-scaling"),
+            max_fill: a.u64("max-fill", 4),
+        };
         for l in a.list("layouts", &layouts::LAYOUTS.join(",")) {
             for &e in &errors {
-                bloom(&l, e, cap, probes, seed);
+                bloom(&l, e, cap, probes, seed, &m);
             }
         }
     }
