@@ -82,9 +82,11 @@ pub enum BloomLayout {
     /// rule, new classic links large enough for its excess over the ideal
     /// rate to be at most 1% of their error (`bloom/sizing.rs`, "Which classic
     /// derivation"); it is the faster one on memory-bound links. Asked for by
-    /// name (tests, fuzzing, a chain created before the rule that holds a link
-    /// the rule would mix: [`BloomChain`] keeps it for the links such a chain
-    /// adds), every new link has it.
+    /// name (`LinkShape::with_layout`, `BloomChain::with_layout`, `Window::new`),
+    /// every new link has it: tests and fuzzing, windows created before code
+    /// 4, and chains created before the rule that hold a code-0 link the rule
+    /// would mix (their growth links keep it; other chains whose links have it
+    /// let the rule judge the links they add).
     ClassicDouble,
     /// All `k` bits of an item in one 512-bit block (one cache line).
     Blocked,

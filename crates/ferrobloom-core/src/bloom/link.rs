@@ -14,8 +14,8 @@
 //! distinct bits; measured, a link of 7 items at 1e-5 answered 1.0e-3 (100x its
 //! rate) and one of 7 items at 1e-7, 9e-4, where the mixed probes meet the rate
 //! at every size (`bloom/tests/small.rs`). Cost: one shift, one xor and one
-//! multiply per probe, and on memory-bound links more than that (measured +19%
-//! to +62% on a 64 MiB link, docs/performance.md), so a new classic link gets
+//! multiply per probe, and on memory-bound links more than that (a 64 MiB link
+//! at 1%: +19% to +62% in one A/B, 0-14% in a noisier one; docs/performance.md), so a new classic link gets
 //! this derivation only where plain double hashing would not keep its rate
 //! (`bloom/sizing.rs`, "Which classic derivation"). The same `(lo, hi)` pair is used for every link of a
 //! chain, so an item is hashed once per command however many links there are.

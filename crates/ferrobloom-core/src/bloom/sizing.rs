@@ -20,7 +20,7 @@
 //! most `C / ((k-1)·m)`: a constant over the link's bits, whatever its error.
 //! Measured (`bloom/tests/derivation.rs`, `double_hashing_excess`, links filled
 //! to capacity, errors 0.25 to 1e-9, `k` 3 to 30, `m` 64 to 10^6 bits), `C` is
-//! 2-3.6 where the excess is resolved, every cell's three-sigma bound at most
+//! 1.8-3.6 where the excess is resolved, every cell's three-sigma bound at most
 //! 5.1; [`DOUBLE_HASHING_EXCESS`] takes `C = 8`. A new classic link gets plain
 //! double hashing when that bound is at most [`DOUBLE_HASHING_SHARE`] (1%) of
 //! its error, `(k-1)·m·error >= 800`, or when `k = 1` (one probe: the two are
@@ -211,7 +211,7 @@ impl LinkShape {
 }
 
 /// `C` of the bound on plain double hashing's excess (module doc, "Which
-/// classic derivation"): measured 2-3.6, every three-sigma bound at most 5.1
+/// classic derivation"): measured 1.8-3.6, every three-sigma bound at most 5.1
 /// (`bloom/tests/derivation.rs`, `double_hashing_excess`); taken with a margin.
 pub const DOUBLE_HASHING_EXCESS: f64 = 8.0;
 /// The share of a link's error rate plain double hashing's excess bound may
