@@ -3,7 +3,9 @@
 //! with hard bounds RedisBloom lacks. Each link has one of three bit layouts of
 //! ferrobloom's ([`BloomLayout`]): *classic* (RedisBloom's sizing and probe
 //! pattern: `k` random bits anywhere in the link, so `k` cache misses per item on
-//! a large filter), *blocked* (all `k` bits of an item in one 64-byte cache line:
+//! a large filter; plain double hashing where the link is large enough for it
+//! to keep the rate, mixed probes elsewhere: `bloom/sizing.rs`, "Which classic
+//! derivation"), *blocked* (all `k` bits of an item in one 64-byte cache line:
 //! one cache miss per item, sized with more bits so that the link still meets its
 //! error rate) or *paired* (the bits in two cache lines, half in each: a lookup of
 //! an absent item almost always ends at the first line, and the link needs only
@@ -47,8 +49,8 @@ pub use link::Link;
 pub(crate) use link::PairMasks;
 pub use merge::{hash_alike, MergeError, MergePlan, Overfill};
 pub use redisbloom::{RbChain, RB_MAX_HASHES};
-pub use sizing::LinkShape;
 use sizing::{blocked_scaling_bits, Blocks, LN2, LN2_SQUARED};
+pub use sizing::{classic_derivation, LinkShape, DOUBLE_HASHING_EXCESS, DOUBLE_HASHING_SHARE};
 
 /// Each new link of a scaling chain has this fraction of the previous error rate.
 pub const TIGHTENING_RATIO: f64 = 0.5;
@@ -66,18 +68,25 @@ pub const SCANDUMP_CHUNK: u64 = 16 * 1024 * 1024;
 /// How a link lays out an item's bits (persisted per link in the header).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum BloomLayout {
-    /// RedisBloom's sizing with `k` bits anywhere in the link, each probe an
-    /// independent position (`LAYOUT classic`; link code
-    /// [`LAYOUT_CLASSIC_MIXED`], see `bloom/link.rs`): every classic link
-    /// ferrobloom creates.
+    /// RedisBloom's sizing with `k` bits anywhere in the link (`LAYOUT
+    /// classic`, the default). Asked for, it is the classic family: each new
+    /// link gets the derivation [`classic_derivation`] picks for its shape,
+    /// this one or [`ClassicDouble`](Self::ClassicDouble). As a link's layout,
+    /// it is the mixed derivation, each probe an independent position (link
+    /// code [`LAYOUT_CLASSIC_MIXED`], see `bloom/link.rs`): small links and
+    /// links at tight error rates.
     #[default]
     Classic,
-    /// The classic layout as releases before [`LAYOUT_CLASSIC_MIXED`] derived
-    /// it: plain double hashing (link code [`LAYOUT_CLASSIC`]), which sets far
-    /// fewer distinct bits than the sizing assumes in small links. Only links
-    /// loaded with that code have it (and the links their chains and windows
-    /// add later, so a filter keeps answering as it always did); nothing
-    /// creates it by name.
+    /// The classic layout with plain double hashing (link code
+    /// [`LAYOUT_CLASSIC`]): every classic link before code 4, and since the
+    /// rule, new classic links large enough for its excess over the ideal
+    /// rate to be at most 1% of their error (`bloom/sizing.rs`, "Which classic
+    /// derivation"); it is the faster one on memory-bound links. Asked for by
+    /// name (`LinkShape::with_layout`, `BloomChain::with_layout`, `Window::new`),
+    /// every new link has it: tests and fuzzing, windows created before code
+    /// 4, and chains created before the rule that hold a code-0 link the rule
+    /// would mix (their growth links keep it; other chains whose links have it
+    /// let the rule judge the links they add).
     ClassicDouble,
     /// All `k` bits of an item in one 512-bit block (one cache line).
     Blocked,
@@ -424,9 +433,28 @@ impl BloomChain {
                 let entries = entries
                     .checked_mul(u64::from(self.expansion))
                     .ok_or(BloomError::MemoryCap)?;
+                let layout = match layout {
+                    BloomLayout::ClassicDouble if !self.keeps_double_hashing() => {
+                        BloomLayout::Classic
+                    }
+                    other => other,
+                };
                 LinkShape::with_layout(entries, error * self.opts.tightening, layout, false)
             }
         }
+    }
+
+    /// True for a classic chain created before the derivation rule
+    /// ([`sizing::classic_derivation`]): one of its links has plain double
+    /// hashing where the rule picks mixed probes. Such a chain adds links
+    /// with plain double hashing, as it always did; every other classic chain
+    /// lets the rule judge each new link.
+    fn keeps_double_hashing(&self) -> bool {
+        self.links.iter().any(|l| {
+            let s = &l.shape;
+            s.layout == BloomLayout::ClassicDouble
+                && classic_derivation(s.bits, s.hashes, s.error) == BloomLayout::Classic
+        })
     }
 
     /// [`next_shape`](Self::next_shape) for sizing only: the same entries, error

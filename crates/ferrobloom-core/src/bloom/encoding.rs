@@ -23,9 +23,10 @@ pub(super) const HEADER_OPTIONS: usize = 48;
 const FLAG_SEEDED: u8 = 1;
 pub(super) const LINK_RECORD: usize = 40;
 /// Bit-position layout 0: classic double hashing over the whole link
-/// ([`BloomLayout::ClassicDouble`], `bloom/link.rs`). Written by releases before
-/// [`LAYOUT_CLASSIC_MIXED`]; still read, and written for the links of filters
-/// that have it (their new links keep it), never for a new filter.
+/// ([`BloomLayout::ClassicDouble`], `bloom/link.rs`). Every classic link of
+/// releases before [`LAYOUT_CLASSIC_MIXED`]; since the derivation rule
+/// (`bloom/sizing.rs`, "Which classic derivation"), also every new classic link
+/// large enough for plain double hashing to keep its rate (the faster one).
 pub const LAYOUT_CLASSIC: u8 = 0;
 /// Bit-position layout 1: all probes in one 512-bit block (module doc).
 pub const LAYOUT_BLOCKED: u8 = 1;
@@ -39,9 +40,10 @@ pub const LAYOUT_REDISBLOOM: u8 = 2;
 pub const LAYOUT_PAIRED: u8 = 3;
 /// Bit-position layout 4: classic sizing, each probe an independent position
 /// (each double-hashing value mixed before it is mapped to a bit;
-/// [`BloomLayout::Classic`], `bloom/link.rs`): every classic link created since
-/// it was added (before, code 0). Older releases refuse it as an unknown layout,
-/// with an error and nothing changed.
+/// [`BloomLayout::Classic`], `bloom/link.rs`): new classic links the
+/// derivation rule (`bloom/sizing.rs`) gives it, small links and links at
+/// tight error rates. Older releases refuse it as an unknown layout, with an
+/// error and nothing changed.
 pub const LAYOUT_CLASSIC_MIXED: u8 = 4;
 
 impl BloomChain {

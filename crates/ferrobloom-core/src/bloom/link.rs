@@ -1,7 +1,7 @@
 //! One Bloom filter of a chain ([`Link`]): its bits, and where an item's bits
 //! are in each layout.
 //!
-//! # Bit positions (layout 4, "classic", every classic link created today)
+//! # Bit positions (layout 4, "classic" with mixed probes)
 //! The item's XXH3-128 halves `(lo, hi)` (see [`crate::hash`]) give the
 //! sequence `g_i = lo + i * hi` (wrapping 64-bit), `0 <= i < hashes`; each
 //! value is mixed, `y_i = (g_i ^ (g_i >> 32)) * C` (wrapping, `C =
@@ -14,13 +14,19 @@
 //! distinct bits; measured, a link of 7 items at 1e-5 answered 1.0e-3 (100x its
 //! rate) and one of 7 items at 1e-7, 9e-4, where the mixed probes meet the rate
 //! at every size (`bloom/tests/small.rs`). Cost: one shift, one xor and one
-//! multiply per probe. The same `(lo, hi)` pair is used for every link of a
+//! multiply per probe, and on memory-bound links more than that (a 64 MiB link
+//! at 1%: +19% to +62% in one A/B, 0-14% in a noisier one; docs/performance.md), so a new classic link gets
+//! this derivation only where plain double hashing would not keep its rate
+//! (`bloom/sizing.rs`, "Which classic derivation"). The same `(lo, hi)` pair is used for every link of a
 //! chain, so an item is hashed once per command however many links there are.
 //!
 //! # Bit positions (layout 0, classic before layout 4)
 //! Probe `i` is `fastrange(g_i, bits)` of the same sequence, unmixed (plain
-//! double hashing). Links loaded with this code keep it, and so do the links
-//! their filters add later, so an existing filter answers as it always did.
+//! double hashing): every classic link before layout 4, and every new classic
+//! link large enough for its excess over the ideal rate to be at most 1% of
+//! its error (`bloom/sizing.rs`, "Which classic derivation"). Links loaded with
+//! this code keep it; a chain created before the rule keeps it for the links it
+//! adds (`BloomChain::keeps_double_hashing`).
 //!
 //! # Bit positions (layout 1, "blocked")
 //! The block is `fastrange(lo, bits / 512)`: bits `512 * block ..` of the link,

@@ -8,6 +8,31 @@
 //! `BLOOM_OPT_NOROUND`
 //! (<https://github.com/RedisBloom/RedisBloom/blob/v2.8.2/deps/bloom/bloom.c>).
 //!
+//! # Which classic derivation
+//! A classic link places probe `i` at `g_i = lo + i·hi` mapped to a bit, plain
+//! (link code 0) or mixed first (code 4; `bloom/link.rs`). Plain double hashing
+//! is faster on memory-bound links but answers above the ideal rate: with the
+//! stride `d = hi·m / 2^64` bits, an item whose `(j·d) mod m` is within about
+//! `1/(k-1)` of 0 for a small `j` (a stride near a fraction of the link with a
+//! small denominator `q`) puts its `k` probes on about `q` distinct bits, so it
+//! answers about `rho^q` (`rho`, the fill, about 1/2) instead of `rho^k`. Such
+//! strides have probability of order `1/((k-1)·m)` each, so the excess is at
+//! most `C / ((k-1)·m)`: a constant over the link's bits, whatever its error.
+//! Measured (`bloom/tests/derivation.rs`, `double_hashing_excess`, links filled
+//! to capacity, errors 0.25 to 1e-9, `k` 3 to 30, `m` 64 to 10^6 bits), `C` is
+//! 1.8-3.6 where the excess is resolved, every cell's three-sigma bound at most
+//! 5.1; [`DOUBLE_HASHING_EXCESS`] takes `C = 8`. A new classic link gets plain
+//! double hashing when that bound is at most [`DOUBLE_HASHING_SHARE`] (1%) of
+//! its error, `(k-1)·m·error >= 800`, or when `k = 1` (one probe: the two are
+//! the same), and mixed probes otherwise ([`classic_derivation`]). Each link is
+//! judged on its own shape (a scaling chain's later links have tighter errors
+//! and more bits). At 1% a link needs about 1,400 items (NONSCALING) or 2,100
+//! (scaling, first link at 0.5%); at 1e-4 about 32,000 / 55,000; at 1e-9 about
+//! `3·10^10` bits (3.4 GB), so links at tight errors keep the mixed probes and
+//! their cost.
+//! The rule reads only the shape (`bits`, `hashes`, `error`), so a primary, its
+//! replicas and an AOF replay pick the same derivation.
+//!
 //! # Blocked links
 //! Items land in 512-bit blocks by hash, so the number of items per block is
 //! (nearly) Poisson with mean `512 / c` for `c` bits per item, and an item's
@@ -165,12 +190,13 @@ impl LinkShape {
         }
         let bits = (bits_f as u64).max(1);
         let bits = bits.div_ceil(64) * 64;
+        let hashes = hashes_f as u32;
         Ok(LinkShape {
             entries,
             error,
             bits,
-            hashes: hashes_f as u32,
-            layout: BloomLayout::Classic,
+            hashes,
+            layout: classic_derivation(bits, hashes, error),
             bpe,
             n2: 0,
             storage: bits / 8,
@@ -181,6 +207,31 @@ impl LinkShape {
     #[inline]
     pub fn bytes(&self) -> u64 {
         self.storage
+    }
+}
+
+/// `C` of the bound on plain double hashing's excess (module doc, "Which
+/// classic derivation"): measured 1.8-3.6, every three-sigma bound at most 5.1
+/// (`bloom/tests/derivation.rs`, `double_hashing_excess`); taken with a margin.
+pub const DOUBLE_HASHING_EXCESS: f64 = 8.0;
+/// The share of a link's error rate plain double hashing's excess bound may
+/// take for the link to get it.
+pub const DOUBLE_HASHING_SHARE: f64 = 0.01;
+
+/// The derivation of a new classic link of `bits` bits, `hashes` probes and
+/// rate `error` (module doc, "Which classic derivation"): plain double hashing
+/// ([`BloomLayout::ClassicDouble`], code 0) when its excess bound
+/// `DOUBLE_HASHING_EXCESS / ((hashes - 1) · bits)` is at most
+/// `DOUBLE_HASHING_SHARE · error` (or one probe, where the two are the same
+/// thing), mixed probes ([`BloomLayout::Classic`], code 4) otherwise. A pure
+/// function of the shape, so a primary, its replicas and an AOF replay pick
+/// the same.
+pub fn classic_derivation(bits: u64, hashes: u32, error: f64) -> BloomLayout {
+    let spread = f64::from(hashes.saturating_sub(1)) * bits as f64;
+    if hashes <= 1 || DOUBLE_HASHING_EXCESS <= DOUBLE_HASHING_SHARE * error * spread {
+        BloomLayout::ClassicDouble
+    } else {
+        BloomLayout::Classic
     }
 }
 

@@ -185,7 +185,51 @@ fn build_all() -> Vec<Case> {
     for (lname, layout) in LATER_LAYOUTS {
         layout_cases(&mut out, lname, layout);
     }
+    rule_cases(&mut out);
     out
+}
+
+/// Classic filters large enough for the derivation rule (`bloom/sizing.rs`,
+/// "Which classic derivation") to give links plain double hashing (code 0),
+/// appended after it: `scaling` (2,100 items at 0.01, EXPANSION 1, 2,200
+/// added) has a code-0 first link (2,100 items at 0.005, just above the
+/// threshold) and a code-4 second one (0.0025, below it); `nonscaling` (1,400
+/// items at 0.01, full) one code-0 link.
+fn rule_cases(out: &mut Vec<Case>) {
+    for (mode, cap, expansion, n) in [
+        ("scaling", 2100u64, 1u32, 2200u64),
+        ("nonscaling", 1400, 0, 1400),
+    ] {
+        let mut c = BloomChain::new(cap, 0.01, expansion, &LIMITS).expect("create");
+        let tag = format!("bf-classic-rule-{mode}");
+        for i in 0..n {
+            let _ = c.add(&c.hash(&item(&tag, i)), &LIMITS);
+        }
+        let layouts: Vec<BloomLayout> = c.links().iter().map(|l| l.shape().layout).collect();
+        let want: &[BloomLayout] = match expansion {
+            0 => &[BloomLayout::ClassicDouble],
+            _ => &[BloomLayout::ClassicDouble, BloomLayout::Classic],
+        };
+        assert_eq!(layouts, want, "classic-rule/{mode}");
+        let c = BloomFilter::Chain(c);
+        out.push(bloom_case(
+            &format!("bloom/classic-rule/{mode}"),
+            &c,
+            &tag,
+            n,
+        ));
+    }
+}
+
+/// Items added to a Bloom case, by its name's layout and mode.
+fn bloom_items(lname: &str, mode: &str) -> u64 {
+    match (lname, mode) {
+        ("classic-rule", "scaling") => 2200,
+        ("classic-rule", _) => 1400,
+        (_, "scaling") => 450,
+        (_, "nonscaling") => 100,
+        _ => 300,
+    }
 }
 
 /// The Bloom cases of one layout: scaling, non-scaling, options and windowed.
@@ -338,14 +382,10 @@ fn committed_fixtures_load_back_identically() {
             assert!(back.chunks == f.chunks, "{}: chunks", f.name);
             let parts: Vec<&str> = f.name.split('/').collect();
             let (tag, n) = match parts[0] {
-                "bloom" => {
-                    let n = match parts[2] {
-                        "scaling" => 450,
-                        "nonscaling" => 100,
-                        _ => 300,
-                    };
-                    (format!("bf-{}-{}", parts[1], parts[2]), n)
-                }
+                "bloom" => (
+                    format!("bf-{}-{}", parts[1], parts[2]),
+                    bloom_items(parts[1], parts[2]),
+                ),
                 _ => (format!("bw-{}-{}", parts[1], parts[2]), 320),
             };
             let got = if parts[0] == "window" {

@@ -23,7 +23,7 @@ impl Window {
     /// | 0 | 4 | magic `FBbw` |
     /// | 4 | 1 | format version = 1 |
     /// | 5 | 1 | generations per window `K` (1..=64; 4 today) |
-    /// | 6 | 1 | layout of new links (0 = classic, 1 = blocked, 3 = paired) |
+    /// | 6 | 1 | layout of new links (4 = classic, each link's derivation by the rule of `bloom/sizing.rs`; 0 = classic with plain double hashing, windows created before code 4; 1 = blocked, 3 = paired) |
     /// | 7 | 1 | reserved, zero |
     /// | 8 | 8 | window in milliseconds (u64, 1..=315,576,000,000) |
     /// | 16 | 8 | capacity per window (u64, >= 1) |

@@ -6,6 +6,7 @@ pub(crate) use crate::test_rng::SplitMix;
 
 mod accuracy;
 mod chain;
+mod derivation;
 mod encoding;
 mod merge;
 mod options;
