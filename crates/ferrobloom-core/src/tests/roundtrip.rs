@@ -192,6 +192,10 @@ fn check_cuckoo(f: &CuckooFilter, grown_under: &Limits, items: &[Vec<u8>], what:
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
+)]
 fn every_grown_cuckoo_filter_loads_back_under_the_limits_it_grew_in() {
     let (mut max_exp, mut mem_cap) = (0u32, 0u32);
     for seed in 0..240u64 {

@@ -128,11 +128,19 @@ fn classic_windows_keep_their_error_rate_at_small_capacities() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
+)]
 fn paired_windows_keep_their_error_rate_at_small_capacities() {
     sweep(BloomLayout::Paired);
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
+)]
 fn blocked_windows_keep_their_error_rate_at_small_capacities() {
     sweep(BloomLayout::Blocked);
 }

@@ -167,6 +167,10 @@ fn par_map<T: Sync, R: Send>(
 /// about 3e-5 per row). Seeds are fixed, so the run is repeatable. The
 /// configurations are measured in parallel, then checked and reported in order.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
+)]
 fn false_positive_rate_stays_below_requested() {
     const PROBES: u64 = 1_000_000;
     let mut configs = Vec::new();

@@ -194,6 +194,10 @@ fn windowed_generations_apply_the_rule() {
 /// with `DOUBLE_HASHING_EXCESS` 100 times too small (0.08) the links are 100
 /// times smaller and it fails (1e-4 NONSCALING, 321 items: 1.3e-4).
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
+)]
 fn links_just_above_the_threshold_keep_their_error_rate() {
     let mut failed = Vec::new();
     let mut report = String::new();

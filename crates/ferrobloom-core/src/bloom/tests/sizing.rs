@@ -5,6 +5,10 @@ use super::*;
 use crate::bloom::sizing::{blocked_fpr, paired_fpr};
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
+)]
 fn link_sizes_match_redisbloom_table() {
     // (error, capacity) -> (link bytes, hashes, BF.INFO Size), as RedisBloom
     // computes them (`bloom_init` in deps/bloom/bloom.c, `BFMemUsage` in src/rebloom.c).
@@ -89,6 +93,10 @@ fn guaranteed_sizing_adds_bits_only_where_needed() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
+)]
 fn fast_blocked_sizing_gives_the_full_sizing_bits() {
     let mut rng = SplitMix(42);
     for _ in 0..300 {

@@ -168,16 +168,28 @@ fn dense_sweep(layout: BloomLayout) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
+)]
 fn classic_keeps_its_error_rate_at_every_small_capacity() {
     dense_sweep(BloomLayout::Classic);
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
+)]
 fn blocked_keeps_its_error_rate_at_every_small_capacity() {
     dense_sweep(BloomLayout::Blocked);
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
+)]
 fn paired_keeps_its_error_rate_at_every_small_capacity() {
     dense_sweep(BloomLayout::Paired);
 }
@@ -205,6 +217,10 @@ fn the_sweep_fails_classic_double_hashing() {
 /// 2^12, 2^16 and (classic) 2^20 items, one filter each (a large filter's
 /// rate hardly varies with its bits), every layout, both modes.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
+)]
 fn every_layout_keeps_its_error_rate_at_large_capacities() {
     let mut failed = Vec::new();
     let mut report = String::new();
