@@ -26,6 +26,7 @@ mod cmd;
 
 mod bloom;
 mod cuckoo;
+mod shared;
 
 pyo3::create_exception!(
     ferrobloom,

@@ -3,9 +3,7 @@ methods, union rules, copies, pickling, the file format, and bad input
 (truncated, corrupted, lying or foreign bytes) refused with FormatError."""
 
 import copy
-import os
 import pickle
-import random
 import threading
 
 import pytest
@@ -111,20 +109,13 @@ def test_the_other_kind_is_refused():
 
 
 def test_bad_bytes_are_refused_never_crash():
-    rng = random.Random(29)
+    # Every truncation point of a sample; random filters, truncations, changed
+    # bytes and chunks, and junk: test_properties.py.
     for f in filters():
         data = f.to_bytes()
         for cut in range(0, len(data), max(1, len(data) // 200)):
             with pytest.raises(FormatError):
                 ferrobloom.from_bytes(data[:cut])
-        for _ in range(200):
-            m = bytearray(data)
-            m[rng.randrange(len(m))] ^= 1 << rng.randrange(8)
-            with pytest.raises(FormatError):
-                ferrobloom.from_bytes(bytes(m))
-        for _ in range(50):
-            with pytest.raises(FormatError):
-                ferrobloom.from_bytes(os.urandom(rng.randrange(1, 200)))
     # A header that lies about its size, with the chunks behind it missing.
     big = BloomFilter(10**8, 0.001)
     header = big.scandump(0)
