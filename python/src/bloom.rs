@@ -376,8 +376,8 @@ impl BloomFilter {
 
     /// Reads the file format; a file of a cuckoo filter is refused.
     #[staticmethod]
-    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
-        shared::from_bytes(py, data).map(BloomFilter::wrap)
+    fn from_bytes(data: &Bound<'_, PyAny>) -> PyResult<Self> {
+        shared::from_bytes(data).map(BloomFilter::wrap)
     }
 
     /// `BF.SCANDUMP key iter`'s reply: `(1, header)` for 0, then each data

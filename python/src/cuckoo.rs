@@ -273,8 +273,8 @@ impl CuckooFilter {
 
     /// Reads the file format; a file of a Bloom filter is refused.
     #[staticmethod]
-    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
-        shared::from_bytes(py, data).map(CuckooFilter::wrap)
+    fn from_bytes(data: &Bound<'_, PyAny>) -> PyResult<Self> {
+        shared::from_bytes(data).map(CuckooFilter::wrap)
     }
 
     /// `CF.SCANDUMP key iter`'s reply: `(1, header)` for 0, then each data

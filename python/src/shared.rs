@@ -28,11 +28,31 @@ pub(crate) fn to_bytes<'py, T: Scandump + Send>(
     Ok(PyBytes::new(py, &out))
 }
 
-/// Reads the file format (read without the GIL); a file of the other kind is
-/// refused with FormatError.
-pub(crate) fn from_bytes<T: Scandump + Send>(py: Python<'_>, data: &[u8]) -> PyResult<T> {
-    py.allow_threads(|| ferrobloom_core::file::read(data, &LOAD_LIMITS))
-        .map_err(format_error)
+/// Reads the file format from bytes (without the GIL) or from a binary file
+/// object (chunk by chunk, `stream.rs`); a file of the other kind is refused
+/// with FormatError.
+pub(crate) fn from_bytes<T: Scandump + Send>(data: &Bound<'_, PyAny>) -> PyResult<T> {
+    match data.downcast::<PyBytes>() {
+        Ok(b) => {
+            let bytes = b.as_bytes();
+            data.py()
+                .allow_threads(|| ferrobloom_core::file::read(bytes, &LOAD_LIMITS))
+                .map_err(format_error)
+        }
+        Err(_) if data.hasattr("read")? => crate::stream::read_as(data),
+        Err(_) => Err(not_bytes(data)),
+    }
+}
+
+/// The TypeError for a `from_bytes` argument that is neither bytes nor a file.
+pub(crate) fn not_bytes(data: &Bound<'_, PyAny>) -> PyErr {
+    let t = data
+        .get_type()
+        .name()
+        .map_or_else(|_| "?".to_string(), |n| n.to_string());
+    pyo3::exceptions::PyTypeError::new_err(format!(
+        "expected bytes or a binary file object, not {t}"
+    ))
 }
 
 /// `SCANDUMP key iter`'s reply for the filter: `(0, b"")` past the end.
