@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -138,7 +140,8 @@ class Server:
         start = self.log.tell()
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         kwargs = tls_client_kwargs(self.tls)
-        probe = redis.Redis(port=self.port, socket_timeout=2, **kwargs)
+        # No retries of its own: the loop below polls.
+        probe = redis.Redis(port=self.port, socket_timeout=2, retry=Retry(NoBackoff(), 0), **kwargs)
         deadline = time.monotonic() + 15
         try:
             while True:

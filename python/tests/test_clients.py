@@ -14,7 +14,7 @@ import pytest
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
-from redis.sentinel import Sentinel
+from redis.sentinel import MasterNotFoundError, Sentinel
 
 import ferrobloom
 from conftest import Server, _binary, _free_port, tls_client_kwargs, tls_files
@@ -120,7 +120,14 @@ def test_acl_refusals_of_keys_and_pull(server, r, acl):
 @pytest.fixture(scope="module")
 def tls_server(module, tmp_path_factory):
     tls = tls_files(str(tmp_path_factory.mktemp("tls")))
-    s = Server(_binary("redis"), module, tls=tls)
+    try:
+        s = Server(_binary("redis"), module, tls=tls)
+    except RuntimeError as e:
+        # Redis 7.0 from Debian has TLS; a server built without it (the
+        # Valkey 9 peer build) says so at start.
+        if "Failed finding TLS support" in str(e):
+            pytest.skip("REDIS_SERVER=%s was built without TLS" % _binary("redis"))
+        raise
     yield s
     s.stop()
 
@@ -223,11 +230,14 @@ def test_push_and_pull_through_sentinel_and_a_failover(module):
         assert local_walk(ferrobloom.pull(m, "b")) == local_walk(b)
         assert m.wait(1, 5000) == 1
         assert sc.execute_command("SENTINEL", "FAILOVER", "fb")
-        wait_for(
-            lambda: s.discover_master("fb") == ("127.0.0.1", replica.port)
-            and replica.client.info("replication")["role"] == "master",
-            "no failover",
-        )
+        def promoted():
+            try:
+                at = s.discover_master("fb")
+            except MasterNotFoundError:  # while the failover runs
+                return False
+            return at == ("127.0.0.1", replica.port) and replica.client.info("replication")["role"] == "master"
+
+        wait_for(promoted, "no failover")
         m2 = s.master_for("fb", protocol=2)
         assert m2.connection_pool.get_master_address() == ("127.0.0.1", replica.port)
         for key, f in (("b", b), ("c", c)):
