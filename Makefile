@@ -106,7 +106,7 @@ test: deps peers
 	@$(MAKE) --no-print-directory dist-check
 
 # The Python package (python/, issue 29): `pip install ./python` into a venv outside the clone
-# (maturin, pytest and redis from PyPI), then pytest on real servers (Redis 7.0, Valkey 9 and
+# (maturin, pytest, redis and hypothesis from PyPI), then pytest on real servers (Redis 7.0, Valkey 9 and
 # RedisBloom 2.8.2, see python/tests/conftest.py) with the module `make test` built. Run from
 # the repository root, so that the installed package (not python/ferrobloom/) is imported.
 PY_VENV ?= $(HOME)/.cache/ferrobloom-pyvenv
@@ -118,7 +118,7 @@ python-test:
 	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null && \
 	    $(PYTHON) -m venv $(PY_VENV); }; \
 	fi; \
-	$(PY_VENV)/bin/pip install --quiet --disable-pip-version-check maturin pytest redis; \
+	$(PY_VENV)/bin/pip install --quiet --disable-pip-version-check maturin pytest redis hypothesis; \
 	CARGO_TARGET_DIR=$(CARGO_TARGET_DIR)-python $(PY_VENV)/bin/pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python; \
 	so=$(TEST_TARGET_DIR)/release/deps/$(MODULE_NAME); \
 	[ -f $$so ] || { CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) build --release --features ferrobloom/fault-injection; so=$(TEST_TARGET_DIR)/release/$(MODULE_NAME); }; \

@@ -17,7 +17,7 @@ files with :meth:`BloomFilter.to_bytes` / :func:`from_bytes`, :func:`save` /
 
 import os
 import tempfile
-from typing import Union
+from typing import BinaryIO, Union
 
 from ._ferrobloom import (
     FILE_FORMAT_VERSION,
@@ -73,8 +73,13 @@ def save(filter: Filter, path: "Union[str, os.PathLike[str]]") -> None:
         raise
 
 
-def load(path: "Union[str, os.PathLike[str]]") -> Filter:
+def load(source: "Union[str, os.PathLike[str], BinaryIO]") -> Filter:
     """Reads a filter file written by :func:`save` (or ``to_bytes``) of any
-    earlier version; raises :class:`FormatError` for anything else."""
-    with open(path, "rb") as f:
-        return from_bytes(f.read())
+    earlier version, from a path or a binary file object (from its current
+    position); raises :class:`FormatError` for anything else. The file is
+    read chunk by chunk straight into the filter (never a second copy of
+    it in memory), checked as ``from_bytes`` checks bytes."""
+    if hasattr(source, "read"):
+        return from_bytes(source)
+    with open(source, "rb") as f:
+        return from_bytes(f)

@@ -169,6 +169,12 @@ def push(
         if not replace and not renamed:
             raise FilterError("ERR item exists")
         done = True
+    except Exception as e:
+        # An ACL user refused a key: say which one (the temporary key is not
+        # a name the caller chose; docs/clients.md, "ACL users").
+        if type(e).__name__ == "NoPermissionError" and "to access" in str(e):
+            raise type(e)("%s (push writes %r and the temporary key %r)" % (e, key, tmp)) from e
+        raise
     finally:
         pb.close()
         if not done:

@@ -74,12 +74,21 @@ def _batches(items: Iterable[bytes]) -> Iterator[List[bytes]]:
         yield batch
 
 
-def _client(url: str):
+# push/pull's TLS options: the redis-py keyword each sets (rediss:// URLs only).
+TLS_OPTIONS = (
+    ("tls_ca_cert", "ssl_ca_certs"),
+    ("tls_cert", "ssl_certfile"),
+    ("tls_key", "ssl_keyfile"),
+)
+
+
+def _client(args):
     try:
         import redis
     except ImportError:
         raise FilterError("the redis package is needed for push and pull: pip install redis")
-    return redis.Redis.from_url(url)
+    kwargs = {kw: getattr(args, opt) for opt, kw in TLS_OPTIONS if getattr(args, opt) is not None}
+    return redis.Redis.from_url(args.url, **kwargs)
 
 
 def _progress(args) -> Optional[bool]:
@@ -119,12 +128,12 @@ def cmd_build(args) -> int:
 
 
 def cmd_push(args) -> int:
-    _push(_client(args.url), args.key, load(args.file), replace=args.replace, progress=_progress(args))
+    _push(_client(args), args.key, load(args.file), replace=args.replace, progress=_progress(args))
     return 0
 
 
 def cmd_pull(args) -> int:
-    save(_pull(_client(args.url), args.key, progress=_progress(args)), args.file)
+    save(_pull(_client(args), args.key, progress=_progress(args)), args.file)
     return 0
 
 
@@ -193,12 +202,15 @@ def parser() -> argparse.ArgumentParser:
         ("pull", "read a key's filter into a file (SCANDUMP)", cmd_pull),
     ):
         s = sub.add_parser(name, help=helptext)
-        s.add_argument("url", help="redis://[user:password@]host:port[/db] or rediss://...")
+        s.add_argument("url", help="redis://[user:password@]host:port[/db], rediss://... (TLS) or unix:///path")
         s.add_argument("key")
         s.add_argument("file")
         if name == "push":
             s.add_argument("--replace", action="store_true", help="replace an existing key")
         s.add_argument("--no-progress", action="store_true")
+        s.add_argument("--tls-ca-cert", metavar="FILE", help="rediss://: the CA certificates to trust (PEM)")
+        s.add_argument("--tls-cert", metavar="FILE", help="rediss://: the client certificate (PEM)")
+        s.add_argument("--tls-key", metavar="FILE", help="rediss://: the client certificate's private key (PEM)")
         s.set_defaults(run=fn)
 
     i = sub.add_parser("info", help="print a filter file's parameters and INFO fields")
@@ -219,7 +231,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    args = parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
+    if any(getattr(args, opt, None) is not None for opt, _ in TLS_OPTIONS) and not args.url.startswith("rediss://"):
+        p.error("--tls-ca-cert, --tls-cert and --tls-key need a rediss:// URL")
     try:
         return args.run(args)
     except (FilterError, FormatError, OSError) as e:

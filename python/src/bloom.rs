@@ -8,9 +8,10 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use crate::cmd::bf::parse_reserve;
 use crate::cmd::errors::{self as e, Op};
 use crate::cmd::params::{BloomDefaults, CreateParams};
-use crate::{encode, filter_error, for_each_hash_chunk, format_error, now_ms};
+use crate::shared::{self, lock};
+use crate::{encode, filter_error, for_each_hash_chunk, now_ms};
 use ferrobloom_core::bloom::{BloomChain, BloomError, BloomLayout};
-use ferrobloom_core::dump::{load_chunks, AddResult, Scandump, LOAD_LIMITS, SERVER_DEFAULT_LIMITS};
+use ferrobloom_core::dump::{AddResult, SERVER_DEFAULT_LIMITS};
 use ferrobloom_core::filter::BloomFilter as Core;
 use ferrobloom_core::window::Window;
 
@@ -370,28 +371,19 @@ impl BloomFilter {
 
     /// The filter file format (docs/clients.md, "File format").
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let mut out = Vec::new();
-        let m = &self.f;
-        py.allow_threads(|| ferrobloom_core::file::write(&*lock(m), &mut out))
-            .map_err(|s| filter_error(&s))?;
-        Ok(PyBytes::new(py, &out))
+        shared::to_bytes(py, &self.f)
     }
 
     /// Reads the file format; a file of a cuckoo filter is refused.
     #[staticmethod]
-    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
-        py.allow_threads(|| ferrobloom_core::file::read(data, &LOAD_LIMITS))
-            .map(BloomFilter::wrap)
-            .map_err(format_error)
+    fn from_bytes(data: &Bound<'_, PyAny>) -> PyResult<Self> {
+        shared::from_bytes(data).map(BloomFilter::wrap)
     }
 
     /// `BF.SCANDUMP key iter`'s reply: `(1, header)` for 0, then each data
     /// chunk with the iterator to ask for next; `(0, b"")` past the end.
     fn scandump<'py>(&self, py: Python<'py>, iter: i64) -> (i64, Bound<'py, PyBytes>) {
-        match self.g().scandump(iter) {
-            Some((n, d)) => (n, PyBytes::new(py, &d)),
-            None => (0, PyBytes::new(py, b"")),
-        }
+        shared::scandump(py, &*self.g(), iter)
     }
 
     /// Rebuilds a filter from its SCANDUMP replies in order (what
@@ -399,15 +391,11 @@ impl BloomFilter {
     /// against the header before allocating.
     #[staticmethod]
     fn from_chunks(py: Python<'_>, chunks: Vec<(i64, Vec<u8>)>) -> PyResult<Self> {
-        let refs: Vec<(i64, &[u8])> = chunks.iter().map(|(i, d)| (*i, &d[..])).collect();
-        py.allow_threads(|| load_chunks(&refs, &LOAD_LIMITS))
-            .map(BloomFilter::wrap)
-            .map_err(format_error)
+        shared::from_chunks(py, &chunks).map(BloomFilter::wrap)
     }
 
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(PyObject, (Bound<'py, PyBytes>,))> {
-        let load = py.import("ferrobloom")?.getattr("from_bytes")?.unbind();
-        Ok((load, (self.to_bytes(py)?,)))
+        shared::reduce(py, &self.f)
     }
 
     fn __repr__(&self) -> String {
@@ -448,8 +436,4 @@ fn layout_of(f: &Core) -> &'static str {
             .map_or("classic", |l| l.shape().layout.name()),
         Core::Window(w) => w.layout().name(),
     }
-}
-
-fn lock(m: &Mutex<Core>) -> MutexGuard<'_, Core> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

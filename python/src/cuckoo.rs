@@ -7,11 +7,10 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::cmd::cf::{parse_reserve, CuckooDefaults};
 use crate::cmd::errors::{self as e, Op};
-use crate::{encode, filter_error, format_error, Items};
+use crate::shared::{self, lock};
+use crate::{encode, filter_error, Items};
 use ferrobloom_core::cuckoo::{CuckooError, CuckooFilter as Core};
-use ferrobloom_core::dump::{
-    cuckoo_insert_items, load_chunks, Scandump, LOAD_LIMITS, SERVER_DEFAULT_LIMITS,
-};
+use ferrobloom_core::dump::{cuckoo_insert_items, SERVER_DEFAULT_LIMITS};
 
 /// The server's defaults for what CF.RESERVE does not say (the `cf-*`
 /// configs' defaults in `src/redis/config.rs`).
@@ -50,6 +49,22 @@ impl CuckooFilter {
             return Err(filter_error(e::CF_MAX_EXPANSIONS));
         }
         Ok(())
+    }
+
+    /// `CF.INSERT`'s (`nx`: `CF.INSERTNX`'s) result per item: the items are
+    /// copied into one buffer under the GIL, then inserted without it.
+    fn insert_batch(
+        &self,
+        py: Python<'_>,
+        items: &Bound<'_, PyAny>,
+        nx: bool,
+    ) -> PyResult<Vec<Result<bool, CuckooError>>> {
+        let items = Items::collect(items)?;
+        self.check_expansions()?;
+        let m = &self.f;
+        Ok(py.allow_threads(|| {
+            cuckoo_insert_items(&mut lock(m), items.iter(), nx, &SERVER_DEFAULT_LIMITS)
+        }))
     }
 }
 
@@ -120,13 +135,8 @@ impl CuckooFilter {
     /// added, 0 already present (NX), -1 no room. The GIL is released meanwhile.
     #[pyo3(signature = (items, *, nx=false))]
     fn insert(&self, py: Python<'_>, items: &Bound<'_, PyAny>, nx: bool) -> PyResult<Vec<i64>> {
-        let items = Items::collect(items)?;
-        self.check_expansions()?;
-        let m = &self.f;
-        let out = py.allow_threads(|| {
-            cuckoo_insert_items(&mut lock(m), items.iter(), nx, &SERVER_DEFAULT_LIMITS)
-        });
-        Ok(out
+        Ok(self
+            .insert_batch(py, items, nx)?
             .into_iter()
             .map(|r| match r {
                 Ok(true) => 1,
@@ -138,13 +148,11 @@ impl CuckooFilter {
 
     /// Adds every item (set.update); raises FilterError at the first that finds no room.
     fn update(&self, py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<()> {
-        let items = Items::collect(items)?;
-        self.check_expansions()?;
-        let m = &self.f;
-        let out = py.allow_threads(|| {
-            cuckoo_insert_items(&mut lock(m), items.iter(), false, &SERVER_DEFAULT_LIMITS)
-        });
-        match out.into_iter().find_map(Result::err) {
+        match self
+            .insert_batch(py, items, false)?
+            .into_iter()
+            .find_map(Result::err)
+        {
             Some(err) => Err(insert_error(&err)),
             None => Ok(()),
         }
@@ -260,43 +268,30 @@ impl CuckooFilter {
 
     /// The filter file format (docs/clients.md, "File format").
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let mut out = Vec::new();
-        let m = &self.f;
-        py.allow_threads(|| ferrobloom_core::file::write(&*lock(m), &mut out))
-            .map_err(|s| filter_error(&s))?;
-        Ok(PyBytes::new(py, &out))
+        shared::to_bytes(py, &self.f)
     }
 
     /// Reads the file format; a file of a Bloom filter is refused.
     #[staticmethod]
-    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
-        py.allow_threads(|| ferrobloom_core::file::read(data, &LOAD_LIMITS))
-            .map(CuckooFilter::wrap)
-            .map_err(format_error)
+    fn from_bytes(data: &Bound<'_, PyAny>) -> PyResult<Self> {
+        shared::from_bytes(data).map(CuckooFilter::wrap)
     }
 
     /// `CF.SCANDUMP key iter`'s reply: `(1, header)` for 0, then each data
     /// chunk with the iterator to ask for next; `(0, b"")` past the end.
     fn scandump<'py>(&self, py: Python<'py>, iter: i64) -> (i64, Bound<'py, PyBytes>) {
-        match self.g().scandump(iter) {
-            Some((n, d)) => (n, PyBytes::new(py, &d)),
-            None => (0, PyBytes::new(py, b"")),
-        }
+        shared::scandump(py, &*self.g(), iter)
     }
 
     /// Rebuilds a filter from its SCANDUMP replies in order, checking every
     /// chunk against the header before allocating.
     #[staticmethod]
     fn from_chunks(py: Python<'_>, chunks: Vec<(i64, Vec<u8>)>) -> PyResult<Self> {
-        let refs: Vec<(i64, &[u8])> = chunks.iter().map(|(i, d)| (*i, &d[..])).collect();
-        py.allow_threads(|| load_chunks(&refs, &LOAD_LIMITS))
-            .map(CuckooFilter::wrap)
-            .map_err(format_error)
+        shared::from_chunks(py, &chunks).map(CuckooFilter::wrap)
     }
 
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(PyObject, (Bound<'py, PyBytes>,))> {
-        let load = py.import("ferrobloom")?.getattr("from_bytes")?.unbind();
-        Ok((load, (self.to_bytes(py)?,)))
+        shared::reduce(py, &self.f)
     }
 
     fn __repr__(&self) -> String {
@@ -314,8 +309,4 @@ impl CuckooFilter {
             f.num_items()
         )
     }
-}
-
-fn lock(m: &Mutex<Core>) -> MutexGuard<'_, Core> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -26,6 +26,8 @@ mod cmd;
 
 mod bloom;
 mod cuckoo;
+mod shared;
+mod stream;
 
 pyo3::create_exception!(
     ferrobloom,
@@ -260,14 +262,21 @@ pub(crate) fn for_each_hash_chunk<H>(
     Ok(())
 }
 
-/// Reads a file of either kind as the matching Python class.
+/// Reads a file of either kind, from bytes or a binary file object (chunk by
+/// chunk: `stream.rs`), as the matching Python class.
 #[pyfunction]
-fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<PyObject> {
+fn from_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<PyObject> {
     use ferrobloom_core::dump::LOAD_LIMITS;
     use ferrobloom_core::file::{read_any, AnyFilter};
-    let f = py
-        .allow_threads(|| read_any(data, &LOAD_LIMITS))
-        .map_err(format_error)?;
+    let f = match data.downcast::<PyBytes>() {
+        Ok(b) => {
+            let bytes = b.as_bytes();
+            py.allow_threads(|| read_any(bytes, &LOAD_LIMITS))
+                .map_err(format_error)?
+        }
+        Err(_) if data.hasattr("read")? => stream::read_any(data)?,
+        Err(_) => return Err(shared::not_bytes(data)),
+    };
     Ok(match f {
         AnyFilter::Bloom(f) => bloom::BloomFilter::wrap(f)
             .into_pyobject(py)?

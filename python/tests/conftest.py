@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,15 +61,73 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def tls_files(directory: str) -> dict:
+    """A throw-away CA, and a server and a client certificate it signed (for
+    127.0.0.1 / localhost), made with ``openssl`` in ``directory``."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl not found: the TLS tests need it to make certificates")
+    d = Path(directory)
+    f = {n: str(d / n) for n in ("ca.crt", "ca.key", "server.crt", "server.key", "client.crt", "client.key")}
+
+    def openssl(*args):
+        subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=ferrobloom-test-ca",
+            "-keyout", f["ca.key"], "-out", f["ca.crt"])
+    (d / "san.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    for who in ("server", "client"):
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=" + who,
+                "-keyout", f[who + ".key"], "-out", str(d / (who + ".csr")))
+        openssl("x509", "-req", "-in", str(d / (who + ".csr")), "-CA", f["ca.crt"], "-CAkey", f["ca.key"],
+                "-CAcreateserial", "-days", "2", "-extfile", str(d / "san.cnf"), "-out", f[who + ".crt"])
+    return f
+
+
+def tls_server_args(tls: dict) -> tuple:
+    # tls-auth-clients stays at its default (yes): clients need a certificate too.
+    return ("--tls-cert-file", tls["server.crt"], "--tls-key-file", tls["server.key"],
+            "--tls-ca-cert-file", tls["ca.crt"])
+
+
+def tls_client_kwargs(tls) -> dict:
+    if not tls:
+        return {}
+    return {"ssl": True, "ssl_ca_certs": tls["ca.crt"], "ssl_certfile": tls["client.crt"],
+            "ssl_keyfile": tls["client.key"]}
+
+
 class Server:
-    def __init__(self, binary: str, module: str, args=(), server_args=()):
+    """A server process of ours on a free loopback port. ``_free_port`` only
+    finds a port that was free a moment ago: another process (a parallel test
+    run on the machine) may bind it before the server does, and then the
+    server exits while the ping reaches the other process's server, whose
+    module and data are not ours (a RedisBloom there answers ferrobloom's
+    LOADCHUNK with ``ERR received bad data``). So the server must answer with
+    its own pid; on a lost port it starts again on another one."""
+
+    ATTEMPTS = 5
+
+    def __init__(self, binary: str, module: str, args=(), server_args=(), tls=None):
         self.dir = tempfile.mkdtemp(prefix="ferrobloom-py-")
+        self.tls = tls
+        self.log = open(os.path.join(self.dir, "server.log"), "wb")
+        for _ in range(self.ATTEMPTS):
+            if self._start(binary, module, args, server_args):
+                return
+        raise RuntimeError("server did not start on any of %d free ports" % self.ATTEMPTS)
+
+    def _start(self, binary, module, args, server_args) -> bool:
         self.port = _free_port()
         # The cluster bus on a port of its own (the default, port + 10000, may be taken).
         self.cluster_port = _free_port() if "--cluster-enabled" in server_args else None
+        if self.tls:
+            # TLS only: the plain port off, the TLS port and certificates (see tls_files).
+            ports = ("--port", "0", "--tls-port", str(self.port), *tls_server_args(self.tls))
+        else:
+            ports = ("--port", str(self.port))
         cmd = [
             binary,
-            "--port", str(self.port),
+            *ports,
             *(("--cluster-port", str(self.cluster_port)) if self.cluster_port else ()),
             "--bind", "127.0.0.1",
             "--dir", self.dir,
@@ -76,24 +136,49 @@ class Server:
             *server_args,
             "--loadmodule", module, *args,
         ]
-        self.log = open(os.path.join(self.dir, "server.log"), "wb")
+        self.log.flush()
+        start = self.log.tell()
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
+        kwargs = tls_client_kwargs(self.tls)
+        # No retries of its own: the loop below polls.
+        probe = redis.Redis(port=self.port, socket_timeout=2, retry=Retry(NoBackoff(), 0), **kwargs)
+        deadline = time.monotonic() + 15
+        try:
+            while True:
+                if self.proc.poll() is not None:
+                    with open(self.log.name, "rb") as f:
+                        f.seek(start)
+                        out = f.read().decode(errors="replace")
+                    if "already in use" in out:
+                        return False  # the port was taken meanwhile: another one
+                    raise RuntimeError("server did not start: %s\n%s" % (" ".join(cmd), out))
+                try:
+                    pid = int(probe.info("server")["process_id"])
+                except (redis.ConnectionError, redis.TimeoutError):
+                    if time.monotonic() > deadline:
+                        self._end()
+                        raise RuntimeError("server did not answer: %s" % " ".join(cmd))
+                    time.sleep(0.05)
+                    continue
+                if pid != self.proc.pid:
+                    # Another process's server on "our" port: ours could not bind it.
+                    self._end()
+                    return False
+                break
+        finally:
+            probe.close()
         # RESP2, whose replies the local batch methods mirror (CF.INSERT's -1);
         # test_resp3 covers push and pull over RESP3.
-        self.client = redis.Redis(port=self.port, protocol=2)
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                self.client.ping()
-                break
-            except redis.ConnectionError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self.log.flush()
-                    raise RuntimeError(
-                        "server did not start: %s\n%s"
-                        % (" ".join(cmd), open(os.path.join(self.dir, "server.log")).read())
-                    )
-                time.sleep(0.05)
+        self.client = redis.Redis(port=self.port, protocol=2, **kwargs)
+        return True
+
+    def _end(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
     def raw(self, *args) -> bytes:
         """One command over a raw socket: the reply line as the server sent it
@@ -114,12 +199,7 @@ class Server:
 
     def stop(self) -> None:
         self.client.close()
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        self._end()
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 

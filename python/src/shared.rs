@@ -1,0 +1,88 @@
+//! What `BloomFilter` and `CuckooFilter` do alike, written once over the
+//! core's [`Scandump`] (both filter types implement it): the filter's lock,
+//! the file format (`to_bytes` / `from_bytes`), `SCANDUMP` replies, loading
+//! SCANDUMP chunks (`from_chunks`) and pickling. The file work and chunk
+//! loading run without the GIL.
+
+use std::sync::{Mutex, MutexGuard};
+
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::{filter_error, format_error};
+use ferrobloom_core::dump::{load_chunks, Scandump, LOAD_LIMITS};
+
+/// The filter, locked (a panic in an earlier call does not lock it out).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The filter file format of the locked filter (written without the GIL).
+pub(crate) fn to_bytes<'py, T: Scandump + Send>(
+    py: Python<'py>,
+    m: &Mutex<T>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let mut out = Vec::new();
+    py.allow_threads(|| ferrobloom_core::file::write(&*lock(m), &mut out))
+        .map_err(|s| filter_error(&s))?;
+    Ok(PyBytes::new(py, &out))
+}
+
+/// Reads the file format from bytes (without the GIL) or from a binary file
+/// object (chunk by chunk, `stream.rs`); a file of the other kind is refused
+/// with FormatError.
+pub(crate) fn from_bytes<T: Scandump + Send>(data: &Bound<'_, PyAny>) -> PyResult<T> {
+    match data.downcast::<PyBytes>() {
+        Ok(b) => {
+            let bytes = b.as_bytes();
+            data.py()
+                .allow_threads(|| ferrobloom_core::file::read(bytes, &LOAD_LIMITS))
+                .map_err(format_error)
+        }
+        Err(_) if data.hasattr("read")? => crate::stream::read_as(data),
+        Err(_) => Err(not_bytes(data)),
+    }
+}
+
+/// The TypeError for a `from_bytes` argument that is neither bytes nor a file.
+pub(crate) fn not_bytes(data: &Bound<'_, PyAny>) -> PyErr {
+    let t = data
+        .get_type()
+        .name()
+        .map_or_else(|_| "?".to_string(), |n| n.to_string());
+    pyo3::exceptions::PyTypeError::new_err(format!(
+        "expected bytes or a binary file object, not {t}"
+    ))
+}
+
+/// `SCANDUMP key iter`'s reply for the filter: `(0, b"")` past the end.
+pub(crate) fn scandump<'py, T: Scandump>(
+    py: Python<'py>,
+    f: &T,
+    iter: i64,
+) -> (i64, Bound<'py, PyBytes>) {
+    match f.scandump(iter) {
+        Some((n, d)) => (n, PyBytes::new(py, &d)),
+        None => (0, PyBytes::new(py, b"")),
+    }
+}
+
+/// A filter rebuilt from SCANDUMP replies in order (loaded without the GIL),
+/// every chunk checked against the header before allocating.
+pub(crate) fn from_chunks<T: Scandump + Send>(
+    py: Python<'_>,
+    chunks: &[(i64, Vec<u8>)],
+) -> PyResult<T> {
+    let refs: Vec<(i64, &[u8])> = chunks.iter().map(|(i, d)| (*i, &d[..])).collect();
+    py.allow_threads(|| load_chunks(&refs, &LOAD_LIMITS))
+        .map_err(format_error)
+}
+
+/// `__reduce__`'s value: `ferrobloom.from_bytes(<the file format>)`.
+pub(crate) fn reduce<'py, T: Scandump + Send>(
+    py: Python<'py>,
+    m: &Mutex<T>,
+) -> PyResult<(PyObject, (Bound<'py, PyBytes>,))> {
+    let load = py.import("ferrobloom")?.getattr("from_bytes")?.unbind();
+    Ok((load, (to_bytes(py, m)?,)))
+}
