@@ -153,15 +153,19 @@ const LAYOUTS: [(&str, BloomLayout); 4] = [
 /// record). Today's cases carry the rules' name; the cases written by earlier
 /// rules stay in the file unchanged and are only loaded back
 /// (`committed_fixtures_load_back_identically`).
-const WINDOW_SIZING: &str = "sized-for-batches";
+const WINDOW_SIZING: &str = "sized-for-bursts";
 
 /// Whether a fixture line was written by earlier sizing rules of windowed
 /// filters: `window/<layout>/<mode>` (generations of a quarter of the
-/// capacity) and `window/<layout>/<mode>/sized-by-rate` (sized by the observed
-/// stream, before issue 27's batch sizing).
+/// capacity), `window/<layout>/<mode>/sized-by-rate` (sized by the observed
+/// stream, before issue 27's batch sizing) and `…/sized-for-batches` (before
+/// the `3·sqrt` headroom, the half-link after a generation without history
+/// and the room floor of half a share).
 fn earlier_window_sizing(name: &str) -> bool {
     name.starts_with("window/")
-        && (name.split('/').count() == 3 || name.ends_with("/sized-by-rate"))
+        && (name.split('/').count() == 3
+            || name.ends_with("/sized-by-rate")
+            || name.ends_with("/sized-for-batches"))
 }
 
 /// `window/<layout>/<mode>` of a windowed case's name.

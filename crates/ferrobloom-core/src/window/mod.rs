@@ -33,13 +33,14 @@
 //! A generation's first link is sized when its first item arrives, from the
 //! generations held (a pure function of the filter's state, which replicas and
 //! AOF replays share, and of the write's time):
-//! - *Items:* the busiest of the last `K` generations plus 5%, but no more
-//!   than the room the last `K - 1` leave in a window (`capacity` minus their
-//!   items: a stream that keeps to the capacity cannot put more in this one,
-//!   so a stream swinging ±30% within the window is sized exactly); with less
-//!   than a window of history, twice the busiest (at most a share
+//! - *Items:* the busiest of the last `K` generations plus the lesser of 5%
+//!   and `3·sqrt` of it (1.3% at 50,000 items), but no more than the room the
+//!   last `K - 1` leave in a window (`capacity` minus their items: a stream
+//!   that keeps to the capacity cannot put more in this one, so a stream
+//!   swinging ±30% within the window is sized exactly; at least half a
+//!   share); with less than a window of history, twice the busiest (at most a share
 //!   `capacity/K`; held to the room only while the generations held average
-//!   at most a share); none, a share; over the capacity, the last
+//!   at most a share, plus 5%); none, a share; over the capacity, the last
 //!   generation's count and its trend, plus `3·sqrt` of it.
 //! - *Error:* `T·B - r` with `B = 0.97·p/(K+1)`, `r = 0.1·B` kept for growth,
 //!   `T = 1.08` (every generation full: `K·(T - r) + T = K + 1`) plus a quarter
@@ -48,8 +49,10 @@
 //! A generation that outgrows its first link opens links sized by its own rate
 //! so far over the rest of its span (plus 25%, at most a share, then the
 //! previous link times the expansion), the second at least a 16th of the
-//! first, the third and fourth at least the previous one, then at least the
-//! previous one times the expansion (a batch at one instant projects no rate:
+//! first (at most half of it when the generation had no history: a batch
+//! projects a whole share), the third and fourth at least the previous one,
+//! then at least the previous one times the expansion (a batch at one instant
+//! projects no rate:
 //! 20% over a first link takes at most 4 growth links), each at half of what
 //! the limit leaves; a NONSCALING generation's second link holds the rest of a
 //! window's capacity and then it refuses with "non scaling filter is full".
@@ -61,18 +64,23 @@
 //! | stream | 1% before | 1% | 0.1% before | 0.1% |
 //! |---|---|---|---|---|
 //! | steady at the capacity | 1.54 | 1.52 | 1.48 | 1.46 |
-//! | ±30% within the window | 2.78 | 1.58 | 2.59 | 1.52 |
-//! | Poisson, 0.95x capacity | 1.54 | 1.46 | 1.48 | 1.41 |
-//! | batches every W/50 | 1.54 | 1.53 | 1.48 | 1.47 |
+//! | ±30% within the window | 2.78 | 1.57 | 2.59 | 1.51 |
+//! | Poisson, 0.95x capacity | 1.54 | 1.44 | 1.48 | 1.39 |
+//! | batches every W/50 | 1.54 | 1.50 | 1.48 | 1.44 |
+//! | batches of capacity/22 every W/20 | 2.36 | 1.68 | 2.22 | 1.61 |
 //! | half the capacity (vs a plain filter of half) | 3.08 | 1.56 | 2.96 | 1.49 |
-//! | peaks 1.3x the capacity | 3.19 | 1.85 | 2.97 | 1.80 |
+//! | peaks 1.3x the capacity | 3.19 | 1.84 | 2.97 | 1.78 |
 //!
-//! Costs: 5% headroom on a rate-sized first link; a generation that gets
-//! more than its first link opens a link at a fifth to a half of the bits per
+//! Costs: up to 5% headroom on a rate-sized first link (`3·sqrt` of the
+//! busiest when less); a generation that gets more than its first link
+//! opens a link at a fifth to a half of the bits per
 //! item (its error is a share of the reserve); batches of a twentieth of the
-//! capacity (4 to 6 per generation) reach 1.72x at 1%; one batch of 0.3x the
-//! capacity per generation (20% over it) 1.81x at 1% in 6 links (3.40x, and
+//! capacity (4 to 6 per generation) reach 1.68x at 1%; one batch of 0.3x the
+//! capacity per generation (20% over it) 1.80x at 1% in 6 links (3.40x, and
 //! up to bf.bf-max-links at late phases, before growth links took batches).
+//! The first window of a new stream costs more (up to 1.72x swinging, 1.96x
+//! peaking at 1.3x, 1.89x in batches of 0.3x): its generations are sized
+//! before a window of history exists.
 //!
 //! # Speed
 //! Links are paired by default (`bloom.rs`: an item's probes in two 512-bit

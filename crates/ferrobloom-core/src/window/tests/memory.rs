@@ -41,6 +41,26 @@ fn arrivals(pattern: &str, t: u64, acc: &mut f64, rng: &mut Mix) -> u64 {
                 .count() as u64;
             return hits * (CAP / (per + 2));
         }
+        "quarter25" | "quarter30" => {
+            // One batch per generation (aligned to its boundaries), at a
+            // random time within it, at least a step after its start (the
+            // items of a step are added at the step's start, which must lie
+            // in the batch's generation).
+            let share = if pattern == "quarter25" {
+                CAP / 4
+            } else {
+                CAP * 3 / 10
+            };
+            let slot = W / 4;
+            let abs = T0 + t;
+            let at = |g: u64| {
+                g * slot + STEP + Mix(g.wrapping_mul(0x9E37) ^ 0x9a27).next() % (slot - STEP)
+            };
+            let hits = (abs / slot..=(abs + STEP - 1) / slot)
+                .filter(|&g| (abs..abs + STEP).contains(&at(g)))
+                .count() as u64;
+            return hits * share;
+        }
         _ => unreachable!(),
     };
     *acc += want;
@@ -140,9 +160,16 @@ fn window_memory_follows_the_stream() {
             ("swing20", 1.6),
             ("poisson", 1.6),
             ("batches", 1.6),
-            // 4 to 6 batches of capacity/22 in a generation: see docs/windowed.md.
-            ("batches20", 1.75),
+            // 4 to 6 batches of capacity/22 in a generation: 1.686x at 1%,
+            // 1.632x at 0.1% (1.72x and 1.66x before the `3·sqrt` headroom;
+            // see docs/windowed.md).
+            ("batches20", 1.7),
+            // One batch of a quarter of the capacity per generation (up to
+            // 1.25x in a window that starts within a generation).
+            ("quarter25", 1.6),
             ("peak130", 2.0),
+            // One batch of 0.3x per generation: 20% over the capacity.
+            ("quarter30", 2.0),
         ] {
             let r = run(pattern, p, BloomLayout::Paired, 20_000);
             let ratio = r.settled as f64 / plain;
@@ -154,7 +181,7 @@ fn window_memory_follows_the_stream() {
                 r.worst_fp,
                 r.mean_fp
             );
-            if pattern != "peak130" {
+            if !["peak130", "quarter25", "quarter30"].contains(&pattern) {
                 assert!(r.most_in_a_window <= CAP, "{pattern}");
             }
             assert!(ratio <= most, "{pattern} at {p}: {ratio}x");
