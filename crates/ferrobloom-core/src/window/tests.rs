@@ -128,21 +128,37 @@ fn stream(p: f64, cap: u64, layout: BloomLayout) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
+)]
 fn window_guarantees_over_26_windows_at_1_percent() {
     stream(0.01, 20_000, BloomLayout::Paired);
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
+)]
 fn window_guarantees_over_26_windows_at_1_percent_classic() {
     stream(0.01, 20_000, BloomLayout::Classic);
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
+)]
 fn window_guarantees_over_26_windows_at_0_1_percent() {
     stream(0.001, 20_000, BloomLayout::Paired);
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
+)]
 fn window_guarantees_over_26_windows_at_0_1_percent_blocked() {
     stream(0.001, 20_000, BloomLayout::Blocked);
 }
@@ -246,6 +262,10 @@ fn plain_size(cap: u64, p: f64) -> u64 {
 /// `capacity` items: a steady stream (the largest size over 4 windows) and a
 /// burst of the whole capacity at once.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
+)]
 fn window_memory_ratios() {
     let (w, cap) = (1000u64, 1_000_000u64);
     for p in [0.01, 0.001] {

@@ -150,6 +150,10 @@ fn run(pattern: &str, p: f64, layout: BloomLayout, probes: u64) -> Run {
 /// the estimate at every step). Before the sizing by observed rate: swing30
 /// 2.78x, batches20 2.37x, peak130 3.19x, half 3.08x of what arrives.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
+)]
 fn window_memory_follows_the_stream() {
     for p in [0.01, 0.001] {
         let plain = plain_size(CAP, p) as f64;
@@ -204,6 +208,10 @@ fn window_memory_follows_the_stream() {
 /// The same in the classic and blocked layouts (steady, swinging and
 /// Poisson-like streams), against a plain filter of the same layout.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
+)]
 fn window_memory_follows_the_stream_in_every_layout() {
     for layout in [BloomLayout::Classic, BloomLayout::Blocked] {
         for p in [0.01, 0.001] {
@@ -240,6 +248,10 @@ fn window_memory_follows_the_stream_in_every_layout() {
 /// is starved by the ones before it), and a primary and a replica fed the same
 /// times reach the same links.
 #[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
+)]
 fn window_budget_holds_under_random_streams() {
     for seed in 0..6u64 {
         let mut rng = Mix(seed);
