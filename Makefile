@@ -88,7 +88,9 @@ test: deps peers
 	  start=$$(date +%s); \
 	  if [ $$srv = redis ]; then \
 	    echo "=== make test: Redis $$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') ==="; \
-	    $(CARGO_TEST) --features ferrobloom-core/slow-tests --workspace --all-targets; \
+	    $(CARGO_TEST) --workspace --all-targets; \
+	    echo "=== make test: the core's statistical tests (slow-tests) ==="; \
+	    CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) test --release -p ferrobloom-core --features slow-tests --lib; \
 	  else \
 	    bin=$$(scripts/peers.sh $$srv 2>/dev/null | sed -n "s/^$$srv=//p"); \
 	    if [ -z "$$bin" ]; then echo "=== make test: $$srv not available (scripts/peers.sh $$srv failed) ===" >&2; exit 1; fi; \
