@@ -20,7 +20,8 @@
 //!   header given to `BF.LOADCHUNK key 1` / `CF.LOADCHUNK key 1`), then
 //!   operations, each an opcode byte and its operands (see [`BloomOp`] and
 //!   [`CuckooOp`] in the source).
-//! - [`file`]: a filter file (`ferrobloom_core::file`), as it is.
+//! - [`file`]: a filter file (`ferrobloom_core::file`), read as it is and
+//!   sealed with its own checksum (its last 8 bytes replaced).
 //! - [`args`]: a command's arguments separated by `\n` (argv[0] first).
 //! - [`rdb_redisbloom`]: RedisBloom's own RDB payloads (encoding versions 0-4)
 //!   of either type: byte 0 picks the type (bit 0) and the version

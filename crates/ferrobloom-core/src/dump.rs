@@ -159,15 +159,7 @@ pub fn load_chunks<T: Payload>(chunks: &[(i64, &[u8])], limits: &Limits) -> Resu
     // and the loader checks every chunk's length against the header.
     let mut at: i64 = 1;
     for (i, (iter, d)) in data.iter().enumerate() {
-        let len = i64::try_from(d.len()).map_err(|_| "chunk too large")?;
-        at = at.checked_add(len).ok_or("chunk offsets overflow")?;
-        let walk = *iter > 0 && (*iter as u64) & WALK_ITER_FLAG != 0;
-        if (*iter != at && !walk) || d.is_empty() {
-            return Err(format!(
-                "data chunk {} has iterator {iter}, expected {at} (chunks missing, reordered or resized)",
-                i + 1
-            ));
-        }
+        check_data_iterator(i + 1, *iter, d.len(), &mut at)?;
     }
     let mut bufs = std::iter::once(*header).chain(data.iter().map(|(_, d)| *d));
     let value: T = load_payload_as(limits, HeaderFormat::Any, || bufs.next())?;
@@ -175,6 +167,28 @@ pub fn load_chunks<T: Payload>(chunks: &[(i64, &[u8])], limits: &Limits) -> Resu
         return Err("more data chunks than the header describes".into());
     }
     Ok(value)
+}
+
+/// Checks data chunk `i` (from 1) of a SCANDUMP walk, `len` bytes with
+/// iterator `iter`, `at` being where the previous chunk ended (1 + the data
+/// bytes before it; advanced past this chunk): a walk's chunk is never empty
+/// and its iterator is where it ends, or a live walk's (bit 62). The check of
+/// [`load_chunks`] and of the file readers (`crate::file`).
+pub(crate) fn check_data_iterator(
+    i: usize,
+    iter: i64,
+    len: usize,
+    at: &mut i64,
+) -> Result<(), String> {
+    let len = i64::try_from(len).map_err(|_| "chunk too large")?;
+    *at = at.checked_add(len).ok_or("chunk offsets overflow")?;
+    let walk = iter > 0 && (iter as u64) & WALK_ITER_FLAG != 0;
+    if (iter != *at && !walk) || len == 0 {
+        return Err(format!(
+            "data chunk {i} has iterator {iter}, expected {at} (chunks missing, reordered or resized)"
+        ));
+    }
+    Ok(())
 }
 
 /// What one item of a batch add did, as an element of the `BF.MADD` reply.

@@ -27,12 +27,27 @@
 //! magic, the version (a later version is refused with its number), the
 //! kind and flags, the checksum, that every length fits in the input and
 //! the chunks end exactly at the checksum, that the iterators are those of a
-//! SCANDUMP walk, and that the header describes exactly the data present
-//! ([`crate::dump::load_chunks`]). A new version gets a new number and a
-//! reader for every older one.
+//! SCANDUMP walk, and that the header describes exactly the data present. A
+//! new version gets a new number and a reader for every older one.
+//!
+//! One reader of the framing (`Frames`) and one loader (`load`) serve
+//! every entry point: [`read`] / [`read_any`] over bytes in memory (the
+//! checksum checked first), [`read_from`] / [`read_any_from`] over a
+//! [`std::io::Read`] as its bytes arrive (the checksum at the end; the Python
+//! package's file objects), and [`parse`] (the framing alone). A header's
+//! sizes are checked against the chunk count, and against the input's length
+//! when known, before the filter is allocated; without a known length the
+//! data chunks are held as they arrive and the filter built after the
+//! checksum. Data chunks are checked as [`crate::dump::load_chunks`] checks
+//! them (`check_data_iterator`).
 
-use crate::bloom::Limits;
-use crate::dump::{load_chunks, Kind, Scandump};
+use std::io::{ErrorKind, Read, Take};
+
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::bloom::{Limits, SCANDUMP_CHUNK};
+use crate::dump::{check_data_iterator, Kind, Scandump};
+use crate::payload::{HeaderFormat, Payload};
 
 /// The first 8 bytes of every filter file.
 pub const MAGIC: [u8; 8] = *b"\x89FBF\r\n\x1a\n";
@@ -47,6 +62,11 @@ pub const CHECKSUM: usize = 8;
 /// The longest chunk a reader accepts: SCANDUMP's chunks are at most 16 MiB,
 /// headers far less.
 pub const MAX_CHUNK: usize = 16 << 20;
+
+/// The checksum a file ends with, of every byte before it (`bytes`).
+pub fn checksum(bytes: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(bytes)
+}
 
 /// Writes `f` as a file into `out` (appended), chunk by chunk.
 pub fn write<T: Scandump>(f: &T, out: &mut Vec<u8>) -> Result<(), String> {
@@ -79,7 +99,7 @@ pub fn write<T: Scandump>(f: &T, out: &mut Vec<u8>) -> Result<(), String> {
     }
     let count = u32::try_from(count).map_err(|_| "more than 2^32 chunks")?;
     out[count_at..count_at + 4].copy_from_slice(&count.to_le_bytes());
-    let sum = xxhash_rust::xxh3::xxh3_64(&out[start..]);
+    let sum = checksum(&out[start..]);
     out.extend_from_slice(&sum.to_le_bytes());
     Ok(())
 }
@@ -95,66 +115,20 @@ pub struct Parsed<'a> {
     pub chunks: Vec<(i64, &'a [u8])>,
 }
 
-fn le<const N: usize>(b: &[u8], at: usize) -> Option<[u8; N]> {
-    b.get(at..at.checked_add(N)?)?.try_into().ok()
-}
-
 /// Checks a file's framing and cuts it into chunks. Allocates only the list
 /// of chunk slices, whose length is bounded by the input's (12 bytes a chunk).
 pub fn parse(bytes: &[u8]) -> Result<Parsed<'_>, String> {
-    if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
-        return Err("not a ferrobloom filter file (bad magic)".into());
-    }
-    if bytes.len() < PREAMBLE + CHECKSUM {
-        return Err("truncated file (preamble)".into());
-    }
-    let version = u16::from_le_bytes(le(bytes, 8).ok_or("truncated file")?);
-    if version != VERSION {
-        return Err(format!(
-            "unsupported file format version {version} (this reader knows version {VERSION})"
-        ));
-    }
-    let kind = Kind::from_code(bytes[10]).ok_or_else(|| format!("unknown kind {}", bytes[10]))?;
-    if bytes[11] != 0 {
-        return Err(format!("unknown flags {:#04x}", bytes[11]));
-    }
-    let body_end = bytes.len() - CHECKSUM;
-    let stored = u64::from_le_bytes(le(bytes, body_end).ok_or("truncated file")?);
-    if xxhash_rust::xxh3::xxh3_64(&bytes[..body_end]) != stored {
-        return Err("checksum mismatch (the file is truncated or corrupted)".into());
-    }
-    let count = u32::from_le_bytes(le(bytes, 12).ok_or("truncated file")?) as usize;
-    if count == 0 {
-        return Err("no chunks (the header is missing)".into());
-    }
-    if count > (body_end - PREAMBLE) / CHUNK_PREFIX {
-        return Err(format!("chunk count {count} larger than the file can hold"));
-    }
+    let mut fr = Frames::of_slice(bytes)?;
     let mut chunks = Vec::new();
     chunks
-        .try_reserve_exact(count)
+        .try_reserve_exact(fr.count as usize)
         .map_err(|_| "out of memory")?;
-    let mut at = PREAMBLE;
-    for i in 0..count {
-        let iter = i64::from_le_bytes(le(bytes, at).ok_or("truncated chunk")?);
-        let len = u32::from_le_bytes(le(bytes, at + 8).ok_or("truncated chunk")?) as usize;
-        if len > MAX_CHUNK {
-            return Err(format!(
-                "chunk {} claims {len} bytes (at most {MAX_CHUNK})",
-                i + 1
-            ));
-        }
-        let start = at + CHUNK_PREFIX;
-        let data = bytes
-            .get(start..start + len)
-            .filter(|_| start + len <= body_end)
-            .ok_or_else(|| format!("chunk {} runs past the end of the file", i + 1))?;
-        chunks.push((iter, data));
-        at = start + len;
+    for _ in 0..fr.count {
+        let (iter, len) = fr.prefix()?;
+        chunks.push((iter, fr.inp.borrow(len)?));
     }
-    if at != body_end {
-        return Err(format!("{} bytes after the last chunk", body_end - at));
-    }
+    let (kind, version) = (fr.kind, fr.version);
+    fr.finish()?;
     Ok(Parsed {
         kind,
         version,
@@ -164,15 +138,7 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed<'_>, String> {
 
 /// Reads a file of kind `T` (a file of the other kind is refused by name).
 pub fn read<T: Scandump>(bytes: &[u8], limits: &Limits) -> Result<T, String> {
-    let p = parse(bytes)?;
-    if p.kind != T::KIND {
-        return Err(format!(
-            "the file holds a {} filter, not a {} filter",
-            p.kind.prefix(),
-            T::KIND.prefix()
-        ));
-    }
-    load_chunks(&p.chunks, limits)
+    load_as(Frames::of_slice(bytes)?, limits)
 }
 
 /// A filter of either kind, as a file may hold.
@@ -185,13 +151,404 @@ pub enum AnyFilter {
 
 /// Reads a file of either kind.
 pub fn read_any(bytes: &[u8], limits: &Limits) -> Result<AnyFilter, String> {
-    let p = parse(bytes)?;
-    Ok(match p.kind {
-        Kind::Bloom => AnyFilter::Bloom(load_chunks(&p.chunks, limits)?),
-        Kind::Cuckoo => AnyFilter::Cuckoo(load_chunks(&p.chunks, limits)?),
+    load_any(Frames::of_slice(bytes)?, limits)
+}
+
+/// Reads a file of kind `T` from `r` as its bytes arrive, with the checks of
+/// [`read`] made in stream order: the framing and the header, then every
+/// chunk as it arrives, the checksum at the end (a mismatch drops the filter).
+///
+/// `len`: the bytes `r` holds, when the caller knows them (a file's size from
+/// its position); no more are read. Then the header's sizes are checked
+/// against it and the filter is allocated before its data arrives, which is
+/// read straight into it. Without it, data chunks are held as they arrive
+/// (buffers grown with the bytes read, never to a size the header merely
+/// claims) and the filter is built once the checksum matched; `r` must end
+/// at the checksum. A `len` larger than what `r` holds makes the reader
+/// allocate what the header describes before finding the file truncated.
+/// A reader's error is refused as `read error: ...`.
+pub fn read_from<T: Scandump>(
+    r: &mut impl Read,
+    len: Option<u64>,
+    limits: &Limits,
+) -> Result<T, String> {
+    load_as(of_reader(r, len)?, limits)
+}
+
+/// [`read_from`] for a file of either kind.
+pub fn read_any_from(
+    r: &mut impl Read,
+    len: Option<u64>,
+    limits: &Limits,
+) -> Result<AnyFilter, String> {
+    load_any(of_reader(r, len)?, limits)
+}
+
+fn load_as<T: Scandump, R: Read>(fr: Frames<R>, limits: &Limits) -> Result<T, String> {
+    if fr.kind != T::KIND {
+        return Err(format!(
+            "the file holds a {} filter, not a {} filter",
+            fr.kind.prefix(),
+            T::KIND.prefix()
+        ));
+    }
+    load(fr, limits)
+}
+
+fn load_any<R: Read>(fr: Frames<R>, limits: &Limits) -> Result<AnyFilter, String> {
+    Ok(match fr.kind {
+        Kind::Bloom => AnyFilter::Bloom(load(fr, limits)?),
+        Kind::Cuckoo => AnyFilter::Cuckoo(load(fr, limits)?),
     })
 }
 
+/// The bytes of a file after its preamble.
+struct Input<R> {
+    r: R,
+    /// Bytes `r` still holds, when known (checksum included).
+    left: Option<u64>,
+    /// The checksum of the bytes so far; `None` when it was checked up front.
+    hash: Option<Xxh3>,
+}
+
+fn io_error(e: std::io::Error) -> String {
+    format!("read error: {e}")
+}
+
+impl<R: Read> Input<R> {
+    fn consumed(&mut self, b: &[u8]) {
+        if let Some(h) = &mut self.hash {
+            h.update(b);
+        }
+        if let Some(l) = &mut self.left {
+            *l = l.saturating_sub(b.len() as u64);
+        }
+    }
+
+    /// Fills `dst`; the input's end first is a truncated file.
+    fn fill(&mut self, dst: &mut [u8]) -> Result<(), String> {
+        let mut at = 0;
+        while at < dst.len() {
+            match self.r.read(&mut dst[at..]) {
+                Ok(0) => return Err("truncated file".into()),
+                Ok(n) => at += n.min(dst.len() - at),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(io_error(e)),
+            }
+        }
+        self.consumed(dst);
+        Ok(())
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        let mut b = [0u8; N];
+        self.fill(&mut b)?;
+        Ok(b)
+    }
+
+    /// The next `len` bytes in a buffer grown as they arrive.
+    fn fill_vec(&mut self, len: usize) -> Result<Vec<u8>, String> {
+        let mut v = Vec::new();
+        (&mut self.r)
+            .take(len as u64)
+            .read_to_end(&mut v)
+            .map_err(io_error)?;
+        if v.len() != len {
+            return Err("truncated file".into());
+        }
+        self.consumed(&v);
+        Ok(v)
+    }
+}
+
+impl<'a> Input<&'a [u8]> {
+    /// The next `len` bytes, borrowed.
+    fn borrow(&mut self, len: usize) -> Result<&'a [u8], String> {
+        if self.r.len() < len {
+            return Err("truncated file".into());
+        }
+        let (b, rest) = self.r.split_at(len);
+        self.r = rest;
+        self.consumed(b);
+        Ok(b)
+    }
+}
+
+/// A file's framing, read in order: the preamble's fields, then each chunk's
+/// iterator and length (checked against the input's size when known), then
+/// the checksum. The one reader of the framing, for slices and streams.
+struct Frames<R> {
+    inp: Input<R>,
+    kind: Kind,
+    version: u16,
+    count: u32,
+    /// The chunks whose prefix was read.
+    read: u32,
+}
+
+/// The preamble's checks, on its first bytes (`p`, up to [`PREAMBLE`]) and
+/// the file's length when known.
+fn check_preamble(p: &[u8], len: Option<u64>) -> Result<(u16, Kind, u32), String> {
+    if p.get(..MAGIC.len()) != Some(&MAGIC[..]) {
+        return Err("not a ferrobloom filter file (bad magic)".into());
+    }
+    let short = len.is_some_and(|n| n < (PREAMBLE + CHECKSUM) as u64);
+    let Some(p) = p.get(..PREAMBLE).filter(|_| !short) else {
+        return Err("truncated file (preamble)".into());
+    };
+    let version = u16::from_le_bytes([p[8], p[9]]);
+    if version != VERSION {
+        return Err(format!(
+            "unsupported file format version {version} (this reader knows version {VERSION})"
+        ));
+    }
+    let kind = Kind::from_code(p[10]).ok_or_else(|| format!("unknown kind {}", p[10]))?;
+    if p[11] != 0 {
+        return Err(format!("unknown flags {:#04x}", p[11]));
+    }
+    Ok((
+        version,
+        kind,
+        u32::from_le_bytes([p[12], p[13], p[14], p[15]]),
+    ))
+}
+
+impl<'a> Frames<&'a [u8]> {
+    /// A file in memory: its checksum is checked first.
+    fn of_slice(bytes: &'a [u8]) -> Result<Self, String> {
+        let p = bytes.get(..PREAMBLE).unwrap_or(bytes);
+        let pre = check_preamble(p, Some(bytes.len() as u64))?;
+        let body_end = bytes.len() - CHECKSUM;
+        let (body, sum) = bytes.split_at(body_end);
+        if sum != checksum(body).to_le_bytes() {
+            return Err("checksum mismatch (the file is truncated or corrupted)".into());
+        }
+        let inp = Input {
+            r: &bytes[PREAMBLE..],
+            left: Some((bytes.len() - PREAMBLE) as u64),
+            hash: None,
+        };
+        Frames::new(inp, pre)
+    }
+}
+
+/// A file read from `r` (`len`: its bytes, when known; no more are read).
+fn of_reader<R: Read>(r: R, len: Option<u64>) -> Result<Frames<Take<R>>, String> {
+    let mut r = r.take(len.unwrap_or(u64::MAX));
+    let mut p = [0u8; PREAMBLE];
+    let mut got = 0;
+    while got < PREAMBLE {
+        match r.read(&mut p[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n.min(PREAMBLE - got),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(io_error(e)),
+        }
+    }
+    let pre = check_preamble(&p[..got], len)?;
+    let mut hash = Xxh3::new();
+    hash.update(&p);
+    let inp = Input {
+        r,
+        left: len.map(|n| n.saturating_sub(PREAMBLE as u64)),
+        hash: Some(hash),
+    };
+    Frames::new(inp, pre)
+}
+
+impl<R: Read> Frames<R> {
+    fn new(inp: Input<R>, (version, kind, count): (u16, Kind, u32)) -> Result<Self, String> {
+        if count == 0 {
+            return Err("no chunks (the header is missing)".into());
+        }
+        if let Some(left) = inp.left {
+            if u64::from(count) > (left - CHECKSUM as u64) / CHUNK_PREFIX as u64 {
+                return Err(format!("chunk count {count} larger than the file can hold"));
+            }
+        }
+        Ok(Frames {
+            inp,
+            kind,
+            version,
+            count,
+            read: 0,
+        })
+    }
+
+    /// Bytes of chunks the input still holds, when known.
+    fn room(&self) -> Option<u64> {
+        self.inp.left.map(|l| l.saturating_sub(CHECKSUM as u64))
+    }
+
+    /// The next chunk's iterator and length (its bytes are the caller's to
+    /// read next).
+    fn prefix(&mut self) -> Result<(i64, usize), String> {
+        let i = self.read + 1;
+        if self.read == self.count {
+            return Err("more chunks asked than the file holds".into());
+        }
+        if self.room().is_some_and(|r| r < CHUNK_PREFIX as u64) {
+            return Err("truncated chunk".into());
+        }
+        let b: [u8; CHUNK_PREFIX] = self.inp.array()?;
+        self.read = i;
+        let mut it = [0u8; 8];
+        it.copy_from_slice(&b[..8]);
+        let iter = i64::from_le_bytes(it);
+        let len = u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize;
+        if len > MAX_CHUNK {
+            return Err(format!(
+                "chunk {i} claims {len} bytes (at most {MAX_CHUNK})"
+            ));
+        }
+        if self.room().is_some_and(|r| r < len as u64) {
+            return Err(format!("chunk {i} runs past the end of the file"));
+        }
+        Ok((iter, len))
+    }
+
+    /// After the last chunk: the chunks end at the checksum, which matches.
+    fn finish(mut self) -> Result<(), String> {
+        if self.read != self.count {
+            return Err("fewer chunks read than the file holds".into());
+        }
+        if let Some(extra) = self.room().filter(|r| *r > 0) {
+            return Err(format!("{extra} bytes after the last chunk"));
+        }
+        let Some(hash) = self.inp.hash.take() else {
+            return Ok(());
+        };
+        let digest = hash.digest();
+        let stored: [u8; CHECKSUM] = self.inp.array()?;
+        if u64::from_le_bytes(stored) != digest {
+            return Err("checksum mismatch (the file is truncated or corrupted)".into());
+        }
+        if self.inp.left.is_none() {
+            // A stream of unknown length ends at the checksum.
+            let mut one = [0u8; 1];
+            loop {
+                match self.inp.r.read(&mut one) {
+                    Ok(0) => break,
+                    Ok(_) => return Err("bytes after the checksum".into()),
+                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                    Err(e) => return Err(io_error(e)),
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Loads the filter of a file whose preamble was read: the header chunk, its
+/// sizes against the chunk count (and the input's size when known) before
+/// the filter is allocated, each data chunk's iterator and length against
+/// the header as it arrives, SCANDUMP's final `(0, "")` if the count has
+/// room for it, and the checksum.
+fn load<T: Payload, R: Read>(mut fr: Frames<R>, limits: &Limits) -> Result<T, String> {
+    let (first, hlen) = fr.prefix()?;
+    if first != 1 {
+        return Err(format!(
+            "the first chunk is not a header (iterator {first}, not 1)"
+        ));
+    }
+    let header = fr.inp.fill_vec(hlen)?;
+    let lengths = T::data_lengths(&header, limits, HeaderFormat::Any)
+        .map_err(|e| format!("invalid header: {e}"))?;
+    let pieces = lengths
+        .iter()
+        .fold(0u64, |n, l| n.saturating_add(l.div_ceil(SCANDUMP_CHUNK)));
+    let data_chunks = u64::from(fr.count) - 1;
+    if data_chunks < pieces {
+        return Err("truncated payload (data)".into());
+    }
+    if data_chunks > pieces.saturating_add(1) {
+        return Err("more data chunks than the header describes".into());
+    }
+    let trailer = data_chunks > pieces;
+    let mut at: i64 = 1;
+    let mut i = 0;
+    let mut next = |fr: &mut Frames<R>, want: usize| -> Result<(), String> {
+        let (iter, len) = fr.prefix()?;
+        i += 1;
+        check_data_iterator(i, iter, len, &mut at)?;
+        if len != want {
+            return Err("data length does not match the header".into());
+        }
+        Ok(())
+    };
+    let value = if let Some(room) = fr.room() {
+        // The input's size is known: the data the header describes must fit
+        // in it before the filter is allocated; then it is read in place.
+        let need = lengths
+            .iter()
+            .fold(0u64, |n, l| n.saturating_add(*l))
+            .saturating_add(pieces.saturating_mul(CHUNK_PREFIX as u64));
+        if need > room {
+            return Err("data length does not match the header".into());
+        }
+        let mut value = T::from_header(&header, limits, HeaderFormat::Any)
+            .map_err(|e| format!("invalid header: {e}"))?;
+        drop(header);
+        value.fill_chunks(|dst| {
+            next(&mut fr, dst.len())?;
+            fr.inp.fill(dst)
+        })?;
+        if i as u64 != pieces {
+            return Err("data length does not match the header".into());
+        }
+        if trailer {
+            check_trailer(&mut fr)?;
+        }
+        fr.finish()?;
+        value
+    } else {
+        // Unknown size: hold the data chunks as they arrive, and build the
+        // filter once the checksum matched.
+        let mut bufs: Vec<Vec<u8>> = Vec::new();
+        for len in &lengths {
+            let mut left = *len;
+            while left > 0 {
+                let want = left.min(SCANDUMP_CHUNK);
+                next(&mut fr, want as usize)?;
+                bufs.push(fr.inp.fill_vec(want as usize)?);
+                left -= want;
+            }
+        }
+        if trailer {
+            check_trailer(&mut fr)?;
+        }
+        fr.finish()?;
+        let mut value = T::from_header(&header, limits, HeaderFormat::Any)
+            .map_err(|e| format!("invalid header: {e}"))?;
+        drop(header);
+        let mut bufs = bufs.into_iter();
+        value.fill_chunks(|dst| {
+            let src = bufs.next().ok_or("truncated payload (data)")?;
+            if src.len() != dst.len() {
+                return Err("data length does not match the header".into());
+            }
+            dst.copy_from_slice(&src);
+            Ok(())
+        })?;
+        if bufs.next().is_some() {
+            return Err("more data chunks than the header describes".into());
+        }
+        value
+    };
+    Ok(value)
+}
+
+/// SCANDUMP's final `(0, "")`, which a file may end with.
+fn check_trailer<R: Read>(fr: &mut Frames<R>) -> Result<(), String> {
+    if fr.prefix()? != (0, 0) {
+        return Err("more data chunks than the header describes".into());
+    }
+    Ok(())
+}
 #[cfg(test)]
 #[path = "tests/file.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "tests/file_stream.rs"]
+mod stream_tests;

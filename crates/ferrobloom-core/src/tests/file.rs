@@ -11,7 +11,7 @@ use crate::dump::{Scandump, LOAD_LIMITS, SERVER_DEFAULT_LIMITS};
 use crate::filter::BloomFilter;
 use crate::test_rng::SplitMix;
 
-fn blooms() -> Vec<BloomFilter> {
+pub(super) fn blooms() -> Vec<BloomFilter> {
     let l = SERVER_DEFAULT_LIMITS;
     let mut out: Vec<BloomFilter> = Vec::new();
     for layout in [
@@ -44,7 +44,7 @@ fn blooms() -> Vec<BloomFilter> {
     out
 }
 
-fn cuckoos() -> Vec<CuckooFilter> {
+pub(super) fn cuckoos() -> Vec<CuckooFilter> {
     let l = SERVER_DEFAULT_LIMITS;
     [false, true]
         .into_iter()
@@ -79,7 +79,7 @@ fn walked<T: Scandump>(f: &T) -> Vec<(i64, Vec<u8>)> {
     v
 }
 
-fn file_of<T: Scandump>(f: &T) -> Vec<u8> {
+pub(super) fn file_of<T: Scandump>(f: &T) -> Vec<u8> {
     let mut out = Vec::new();
     write(f, &mut out).unwrap();
     out
@@ -114,7 +114,7 @@ fn every_kind_round_trips_byte_for_byte() {
 }
 
 /// Recomputes the checksum so that a mutation reaches the checks behind it.
-fn reseal(b: &mut [u8]) {
+pub(super) fn reseal(b: &mut [u8]) {
     if b.len() >= PREAMBLE + CHECKSUM {
         let end = b.len() - CHECKSUM;
         let sum = xxhash_rust::xxh3::xxh3_64(&b[..end]);
