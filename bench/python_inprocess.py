@@ -9,7 +9,8 @@ with a venv outside the clone holding the package and the peers), or by hand:
 
 Per size n: non-scaling filters of n items at 1%; items b"item-<i>", lookups of
 the n items (hits) and of min(n, --probes) never-added items (misses, which give
-the measured FP rate). Each round builds every library's filter afresh. Batch
+the measured FP rate), new bytes objects for every timed call (Python caches a bytes
+object's hash(), which rbloom hashes with by default). Each round builds every library's filter afresh. Batch
 calls where the library has them: rbloom and pybloomfiltermmap3 have no batch
 lookup (a list comprehension of `in`). Memory: the filter's bytes as the
 library reports them (rbloom size_in_bits/8, fastbloom-rs len(get_bytes()),
@@ -67,6 +68,11 @@ def libraries():
     return libs
 
 
+def fresh(fmt, n):
+    """`n` new bytes objects `fmt % i` (built before the timer starts)."""
+    return [fmt % i for i in range(n)]
+
+
 def timed(fn, arg):
     gc.collect()
     t = time.perf_counter()
@@ -78,30 +84,31 @@ def run(sizes, rounds, probes_max):
     libs = libraries()
     out = []
     for n in sizes:
-        items = [b"item-%d" % i for i in range(n)]
-        probes = [b"none-%d" % i for i in range(min(n, probes_max))]
+        m = min(n, probes_max)
         rows = {name: {"add": [], "hit": [], "miss": [], "fp": None, "bytes": None} for name in libs}
         for rnd in range(rounds):
             for name, make in libs.items():
                 f, add, contains, size = make(n)
                 row = rows[name]
-                t, _ = timed(add, items)
+                # Fresh item objects for every timed call, as items come from a
+                # client: a library that hashes with Python's hash() (rbloom's
+                # default) would otherwise reuse the hash each bytes object caches.
+                t, _ = timed(add, fresh(b"item-%d", n))
                 row["add"].append(t * 1e9 / n)
-                t, r = timed(contains, items)
+                t, r = timed(contains, fresh(b"item-%d", n))
                 row["hit"].append(t * 1e9 / n)
                 if not all(r):
                     sys.exit(f"{name}: a false negative at n={n}")
                 del r
-                t, r = timed(contains, probes)
-                row["miss"].append(t * 1e9 / len(probes))
-                row["fp"] = sum(map(bool, r)) / len(probes)
+                t, r = timed(contains, fresh(b"none-%d", m))
+                row["miss"].append(t * 1e9 / m)
+                row["fp"] = sum(map(bool, r)) / m
                 row["bytes"] = int(size())
                 del f, add, contains, size, r
                 gc.collect()
                 print(f"n={n} round {rnd + 1}/{rounds} {name}: add {row['add'][-1]:.0f} "
                       f"hit {row['hit'][-1]:.0f} miss {row['miss'][-1]:.0f} ns/item, "
                       f"fp {row['fp']:.4f}, {row['bytes']} bytes", file=sys.stderr, flush=True)
-        del items, probes
         gc.collect()
         for name, row in rows.items():
             out.append({"n": n, "library": name, **row})
