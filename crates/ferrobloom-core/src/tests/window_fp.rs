@@ -13,8 +13,7 @@
 //! a rate of at most `error` exceeds with probability below 1e-6 (Chernoff).
 
 use super::bloom::{BloomLayout, Limits};
-use super::hash::ItemHash;
-use super::test_rng::SplitMix;
+use super::test_rng::{allowed, random_hash, SplitMix};
 use super::window::Window;
 
 const LIMITS: Limits = Limits {
@@ -25,30 +24,6 @@ const LIMITS: Limits = Limits {
 const W_MS: u64 = 60_000;
 const T0: u64 = 1_767_225_600_000;
 const PROBES: u64 = 2000;
-
-/// See `bloom/tests/small.rs`.
-fn allowed(probes: u64, p: f64) -> u64 {
-    let n = probes as f64;
-    let mut t = (n * p).floor() as u64 + 1;
-    loop {
-        let q = t as f64 / n;
-        if q >= 1.0 {
-            return probes;
-        }
-        let d = q * (q / p).ln() + (1.0 - q) * ((1.0 - q) / (1.0 - p)).ln();
-        if -n * d <= (1e-6f64).ln() {
-            return t - 1;
-        }
-        t += 1;
-    }
-}
-
-fn random_hash(g: &mut SplitMix) -> ItemHash {
-    ItemHash {
-        lo: g.next(),
-        hi: g.next(),
-    }
-}
 
 /// False positives of `PROBES` probes of windows of `cap` items.
 fn false_positives(

@@ -4,8 +4,8 @@
 //! (`double_hashing_excess`, ignored: run with `--ignored --nocapture`), and
 //! the error rate of links just above the threshold.
 
-use super::small::allowed;
 use super::*;
+use crate::test_rng::{allowed, random_hash};
 use crate::window::Window;
 
 const LIMITS: Limits = Limits {
@@ -13,13 +13,6 @@ const LIMITS: Limits = Limits {
     max_links: 64,
     max_filters: 64,
 };
-
-fn random_hash(g: &mut SplitMix) -> ItemHash {
-    ItemHash {
-        lo: g.next(),
-        hi: g.next(),
-    }
-}
 
 fn first_layout(c: &BloomChain) -> BloomLayout {
     c.links()[0].shape().layout

@@ -24,6 +24,7 @@
 //! 33-128, 129-512, 513-1000, all), and each large capacity.
 
 use super::*;
+use crate::test_rng::{allowed, random_hash};
 
 const LIMITS: Limits = Limits {
     max_bytes: 1 << 32,
@@ -43,31 +44,6 @@ const RANGES: [(u64, u64); 6] = [
     (513, 1000),
     (1, 1000),
 ];
-
-/// The most false positives `probes` probes show, except with probability
-/// below 1e-6, when the rate is at most `p` (module doc).
-pub(super) fn allowed(probes: u64, p: f64) -> u64 {
-    let n = probes as f64;
-    let mut t = (n * p).floor() as u64 + 1;
-    loop {
-        let q = t as f64 / n;
-        if q >= 1.0 {
-            return probes;
-        }
-        let d = q * (q / p).ln() + (1.0 - q) * ((1.0 - q) / (1.0 - p)).ln();
-        if -n * d <= (1e-6f64).ln() {
-            return t - 1;
-        }
-        t += 1;
-    }
-}
-
-fn random_hash(g: &mut SplitMix) -> ItemHash {
-    ItemHash {
-        lo: g.next(),
-        hi: g.next(),
-    }
-}
 
 /// An empty filter's copy filled to its capacity with random items.
 fn fill(empty: &BloomChain, cap: u64, g: &mut SplitMix) -> BloomChain {
