@@ -344,5 +344,5 @@ pub fn split_walk_iter(iter: i64) -> Option<(u64, u64)> {
 }
 
 #[cfg(test)]
-#[path = "walk_tests.rs"]
+#[path = "tests/walk.rs"]
 mod walk_tests;
