@@ -1,7 +1,8 @@
 """push and pull over the redis-py clients docs/clients.md promises beyond a
 plain ``redis.Redis`` (RedisCluster: test_sharded.py and test_server.py):
 ACL users with only the commands push and pull need, TLS (the API and the
-CLI's ``rediss://`` with certificates), and Sentinel, across a failover."""
+CLI's ``rediss://`` with certificates), Sentinel across a failover (in
+plaintext and all on TLS), and a Redis Cluster on TLS (client port and bus)."""
 
 import os
 import shutil
@@ -162,23 +163,74 @@ def test_push_and_pull_over_tls(tls_server, tmp_path):
     assert usage.returncode == 2 and b"rediss://" in usage.stderr
 
 
+def test_sharded_filter_and_push_pull_over_a_tls_cluster(tls_server, module):
+    """Redis Cluster with TLS on the client port and the cluster bus
+    (`tls-cluster yes`): RedisCluster(ssl=True) routes a sharded filter's
+    batches and push/pull as it does in plaintext."""
+    from redis.cluster import RedisCluster
+
+    from ferrobloom import ShardedBloomFilter
+
+    tls = tls_server.tls
+    args = ("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--tls-cluster", "yes")
+    nodes = []
+    rc = None
+    try:
+        for _ in range(3):
+            nodes.append(Server(_binary("redis"), module, server_args=args, tls=tls))
+        for i, n in enumerate(nodes):
+            n.client.execute_command("CLUSTER", "ADDSLOTSRANGE", i * 16384 // 3, (i + 1) * 16384 // 3 - 1)
+        for n in nodes[1:]:
+            nodes[0].client.execute_command("CLUSTER", "MEET", "127.0.0.1", n.port, n.cluster_port)
+        wait_for(lambda: all(b"cluster_state:ok" in n.client.execute_command("CLUSTER", "INFO") for n in nodes),
+                 "TLS cluster did not converge")
+        rc = RedisCluster(host="127.0.0.1", port=nodes[0].port, protocol=2, **tls_client_kwargs(tls))
+        s = ShardedBloomFilter(rc, "tls", shards=6)
+        assert len({rc.get_node_from_key(k).port for k in s.keys}) == 3
+        s.create(5000, 0.01)
+        items = ["t%d" % i for i in range(3000)]
+        assert all(s.add_many(items))
+        assert all(s.contains_many(items))
+        local = s.local_shards(5000, 0.01)
+        for f, part in zip(local, s.route(items)):
+            f.add_many(part)
+        for k, f in zip(s.keys, s.pull()):
+            assert local_walk(f) == local_walk(local[s.keys.index(k)])
+        for key, f in zip(("{x}b", "{y}c"), filters()):
+            ferrobloom.push(rc, key, f, progress=False)
+            assert local_walk(ferrobloom.pull(rc, key)) == local_walk(f)
+            assert server_walk(rc, "BF" if key.endswith("b") else "CF", key) == local_walk(f)
+    finally:
+        if rc is not None:
+            rc.close()
+        for n in nodes:
+            n.stop()
+
+
 class SentinelProcess:
     """One `redis-server --sentinel` watching `primary` as `name`, with short timeouts."""
 
-    def __init__(self, binary, primary_port, name):
+    def __init__(self, binary, primary_port, name, tls=None):
         self.dir = tempfile.mkdtemp(prefix="ferrobloom-sentinel-")
         self.port = _free_port()
         conf = os.path.join(self.dir, "sentinel.conf")
         with open(conf, "w") as f:
+            if tls:
+                # TLS only, to clients and to the servers it watches.
+                f.write("port 0\ntls-port %d\ntls-replication yes\n" % self.port)
+                f.write("tls-cert-file %s\ntls-key-file %s\ntls-ca-cert-file %s\n"
+                        % (tls["server.crt"], tls["server.key"], tls["ca.crt"]))
+            else:
+                f.write("port %d\n" % self.port)
             f.write(
-                "port %d\nbind 127.0.0.1\ndir %s\n"
+                "bind 127.0.0.1\ndir %s\n"
                 "sentinel monitor %s 127.0.0.1 %d 1\n"
                 "sentinel down-after-milliseconds %s 1000\n"
-                "sentinel failover-timeout %s 5000\n" % (self.port, self.dir, name, primary_port, name, name)
+                "sentinel failover-timeout %s 5000\n" % (self.dir, name, primary_port, name, name)
             )
         self.log = open(os.path.join(self.dir, "sentinel.log"), "wb")
         self.proc = subprocess.Popen([binary, conf, "--sentinel"], stdout=self.log, stderr=subprocess.STDOUT)
-        self.client = redis.Redis(port=self.port, decode_responses=True, socket_timeout=5)
+        self.client = redis.Redis(port=self.port, decode_responses=True, socket_timeout=5, **tls_client_kwargs(tls))
         wait_for(lambda: self.proc.poll() is None and ping(self.client), "sentinel did not start")
 
     def stop(self):
@@ -203,14 +255,19 @@ def wait_for(cond, what, timeout=30):
         time.sleep(0.1)
 
 
-def test_push_and_pull_through_sentinel_and_a_failover(module):
+@pytest.mark.parametrize("over", ["plain", "tls"])
+def test_push_and_pull_through_sentinel_and_a_failover(module, over, request):
     binary = _binary("redis")
-    primary = Server(binary, module)
-    replica = Server(binary, module, server_args=("--replicaof", "127.0.0.1", str(primary.port)))
+    # With TLS: servers, replication, the sentinel and every client on TLS only.
+    tls = request.getfixturevalue("tls_server").tls if over == "tls" else None
+    kw = tls_client_kwargs(tls)
+    repl = ("--tls-replication", "yes") if tls else ()
+    primary = Server(binary, module, server_args=repl, tls=tls)
+    replica = Server(binary, module, server_args=(*repl, "--replicaof", "127.0.0.1", str(primary.port)), tls=tls)
     sentinel = None
     try:
         wait_for(lambda: replica.client.info("replication")["master_link_status"] == "up", "replica not in sync")
-        sentinel = SentinelProcess(binary, primary.port, "fb")
+        sentinel = SentinelProcess(binary, primary.port, "fb", tls)
         sc = sentinel.client
 
         def replica_known():
@@ -221,7 +278,7 @@ def test_push_and_pull_through_sentinel_and_a_failover(module):
             )
 
         wait_for(replica_known, "sentinel does not see the replica")
-        s = Sentinel([("127.0.0.1", sentinel.port)], socket_timeout=5)
+        s = Sentinel([("127.0.0.1", sentinel.port)], socket_timeout=5, sentinel_kwargs=kw, **kw)
         m = s.master_for("fb", protocol=2)
         assert m.connection_pool.get_master_address() == ("127.0.0.1", primary.port)
         b, c = filters()
