@@ -149,8 +149,11 @@ impl Items {
     }
 }
 
-/// Items per chunk of a batch hashed from Python's buffers (1 MiB of hashes).
-const HASH_CHUNK: usize = 1 << 16;
+/// Items per chunk of a batch hashed from Python's buffers: 64 KiB of hashes,
+/// which stay in the L2 cache beside the filter's lines (chunks of 64 Ki items,
+/// 1 MiB of hashes, pushed them out); releasing the GIL once per chunk costs
+/// well under 0.1 ns per item.
+const HASH_CHUNK: usize = 1 << 12;
 
 extern "C" {
     // Public C API since Python 3.3 (in the limited API from 3.10), exported

@@ -12,6 +12,12 @@
 //!   non-members and `n` mixed items (half members) are looked up, the mixed
 //!   set once item by item and once in batches of `--batch` with every item's
 //!   first line prefetched before the batch is probed (`BloomChain::prefetch`).
+//!   The adds and the mixed lookups are timed once more through the batch API
+//!   (`BloomFilter::add_hashes` / `contains_hashes`, what BF.MADD, BF.MEXISTS
+//!   and the Python package run: one pass per item, prefetching ahead), in
+//!   calls of `--batch` items; each row says how many cache lines an add and
+//!   a mixed lookup must read (`lines_add`, `lines_mixed`), the multiplier of
+//!   the memory floor (`bench_memref.rs`; `bench/run.py` divides by it).
 //!   Small filters repeat each step (fresh filters for adds) until `--min-ops`
 //!   operations are timed. `--rounds` rounds give min / median / max.
 //!
@@ -31,6 +37,7 @@ use std::time::Instant;
 
 use common::{Args, Json, SplitMix};
 use ferrobloom_core::cuckoo::{self, CuckooFilter, CuckooHash, CuckooParams};
+use ferrobloom_core::filter::BloomFilter;
 use ferrobloom_core::hash::ItemHash;
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64_with_seed};
 
@@ -77,6 +84,8 @@ fn bloom(layout: &str, target: u64, c: &Cfg) {
     let n = (capacity / 2).min(c.ops).max(1);
     let (mut add, mut hit, mut miss, mut mix, mut mix_batch) =
         (vec![], vec![], vec![], vec![], vec![]);
+    let (mut add_api, mut mix_api) = (vec![], vec![]);
+    let (mut lines_add, mut lines_mixed) = (1.0, 1.0);
     let mut bytes = 0;
     let mut hashes_k = 0;
     let mut sink = 0u64;
@@ -100,6 +109,24 @@ fn bloom(layout: &str, target: u64, c: &Cfg) {
             chain = Some(f);
         }
         add.push(ns / (reps * n) as f64);
+        // The same adds through the batch API (`add_hashes`: what BF.MADD and
+        // the Python package's `update` run, prefetching ahead).
+        let mut ns = 0.0;
+        let mut out = Vec::with_capacity(c.batch);
+        for _ in 0..reps {
+            let mut f = layouts::new_chain(layout, capacity, c.error, 0);
+            layouts::prefault(&mut f);
+            let mut f = BloomFilter::from(f);
+            let lim = layouts::limits();
+            let t = Instant::now();
+            for chunk in members.chunks(c.batch) {
+                out.clear();
+                f.add_hashes(black_box(chunk), 0, &lim, &mut out);
+                sink += out.len() as u64;
+            }
+            ns += t.elapsed().as_nanos() as f64;
+        }
+        add_api.push(ns / (reps * n) as f64);
         let Some(f) = chain else { return };
         bytes = f.mem_usage();
         hashes_k = f.links().first().map_or(0, |l| l.shape().hashes);
@@ -128,6 +155,29 @@ fn bloom(layout: &str, target: u64, c: &Cfg) {
                 }
             }
         }));
+        // Lines each operation must read (the memory floor's multiplier): a
+        // blocked item one; a classic add k, a classic lookup k for a member
+        // and, for a non-member, the probes up to the first clear bit
+        // (`(1 - p^k) / (1 - p)` at the link's measured share p of set bits).
+        let k = f64::from(hashes_k);
+        let p = f.links().first().map_or(0.0, |l| {
+            let ones: u64 = l.data().iter().map(|b| u64::from(b.count_ones())).sum();
+            ones as f64 / (l.data().len() as f64 * 8.0).max(1.0)
+        });
+        (lines_add, lines_mixed) = if layout == "blocked" {
+            (1.0, 1.0)
+        } else {
+            (k, (k + (1.0 - p.powf(k)) / (1.0 - p).max(1e-9)) / 2.0)
+        };
+        let api = BloomFilter::from(f);
+        let mut out = Vec::with_capacity(c.batch);
+        mix_api.push(timed(n, c.min_ops, || {
+            for chunk in mixed.chunks(c.batch) {
+                out.clear();
+                api.contains_hashes(black_box(chunk), 0, &mut out);
+                sink += out.iter().filter(|&&b| b).count() as u64;
+            }
+        }));
     }
     black_box(sink);
     Json::new("core_bloom")
@@ -143,15 +193,21 @@ fn bloom(layout: &str, target: u64, c: &Cfg) {
         .stats("contains_absent_ns", &miss)
         .stats("contains_mixed_ns", &mix)
         .stats("contains_mixed_batch_prefetch_ns", &mix_batch)
+        .stats("add_batch_api_ns", &add_api)
+        .stats("contains_mixed_batch_api_ns", &mix_api)
+        .num("lines_add", lines_add)
+        .num("lines_mixed", lines_mixed)
         .emit();
     eprintln!(
-        "bloom {layout} {}: add {:.1} ns, contains member {:.1} / absent {:.1} / mixed {:.1} / batch+prefetch {:.1} ns",
+        "bloom {layout} {}: add {:.1} ns, contains member {:.1} / absent {:.1} / mixed {:.1} / batch+prefetch {:.1} ns; batch API add {:.1} / mixed {:.1} ns",
         common::fmt_size(bytes),
         common::median(&add),
         common::median(&hit),
         common::median(&miss),
         common::median(&mix),
-        common::median(&mix_batch)
+        common::median(&mix_batch),
+        common::median(&add_api),
+        common::median(&mix_api)
     );
 }
 

@@ -7,6 +7,9 @@
 //! `--batch` (1000) independent reads, one word per line, summed (the CPU may
 //! overlap the misses, as a batch command's probes can). Reported:
 //! - `ns_per_read`: independent reads (the reference of the batch targets);
+//! - `ns_per_rmw`: independent read-modify-writes, one word per line (the
+//!   reference of adds, which write each line they read: the line comes in,
+//!   and later goes back to memory dirty);
 //! - `ns_dependent`: dependent reads, each index derived from the previous
 //!   read's value (the full latency of one miss, for context).
 //!
@@ -45,6 +48,7 @@ fn measure(bytes: u64, reads: u64, batch: usize, rounds: u64, seed: u64) {
         .map(|_| ((rng.next() as u128 * lines as u128) >> 64) as u32)
         .collect();
     let mut indep = Vec::new();
+    let mut rmw = Vec::new();
     let mut dep = Vec::new();
     let mut sum = 0u64;
     for _ in 0..rounds {
@@ -59,6 +63,15 @@ fn measure(bytes: u64, reads: u64, batch: usize, rounds: u64, seed: u64) {
             sum = sum.wrapping_add(black_box(s));
         }
         indep.push(t.elapsed().as_nanos() as f64 / n as f64);
+        // Read-modify-write: the same indices, each line's first word changed.
+        let t = Instant::now();
+        for chunk in idx.chunks_exact(batch) {
+            for &i in chunk {
+                let w = &mut buf[i as usize * LINE_WORDS];
+                *w = black_box(*w | 1);
+            }
+        }
+        rmw.push(t.elapsed().as_nanos() as f64 / n as f64);
         // Dependent: the next index needs the value just read.
         let dn = (n / 4).max(batch);
         let t = Instant::now();
@@ -79,12 +92,14 @@ fn measure(bytes: u64, reads: u64, batch: usize, rounds: u64, seed: u64) {
         .str("thp", &common::thp_mode())
         .num("touch_s", touch_s)
         .stats("ns_per_read", &indep)
+        .stats("ns_per_rmw", &rmw)
         .stats("ns_dependent", &dep)
         .emit();
     eprintln!(
-        "memref {}: {:.1} ns/read independent, {:.1} ns/read dependent",
+        "memref {}: {:.1} ns/read independent, {:.1} ns/read-modify-write, {:.1} ns/read dependent",
         common::fmt_size(bytes),
         common::median(&indep),
+        common::median(&rmw),
         common::median(&dep)
     );
 }

@@ -229,6 +229,12 @@ impl Words {
         self.lines.get(usize::try_from(i).ok()?)
     }
 
+    /// Every cache line, in order.
+    #[inline(always)]
+    pub fn lines(&self) -> &[Line] {
+        &self.lines
+    }
+
     /// Cache line `i` for writing, if it exists.
     #[inline(always)]
     pub fn line_mut(&mut self, i: u64) -> Option<&mut Line> {

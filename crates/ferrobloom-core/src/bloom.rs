@@ -27,7 +27,7 @@
 //! reply, never a slow or broken filter.
 
 use super::bits::{AllocError, LINE_BITS};
-use super::hash::{HashScheme, ItemHash};
+use super::hash::{HashScheme, ItemHash, LOOKAHEAD};
 
 mod batch;
 mod encoding;
@@ -281,6 +281,9 @@ pub(crate) const CHAIN_OVERHEAD: u64 = 32;
 /// The per-link part of `mem_usage` (RedisBloom's formula).
 pub(crate) const LINK_OVERHEAD: u64 = 64;
 
+/// The size from which batches prefetch ([`BloomChain::prefetch_distance`]).
+pub const PREFETCH_FROM: u64 = 4 << 20;
+
 impl BloomChain {
     /// Creates a classic filter for `capacity` items at `error`, growing by
     /// `expansion` (0 = non-scaling).
@@ -387,6 +390,27 @@ impl BloomChain {
     /// Adds an item. `Ok(true)`: newly added; `Ok(false)`: already present (or a
     /// false positive), nothing changed. On error nothing changed either.
     pub fn add(&mut self, h: &ItemHash, limits: &Limits) -> Result<bool, BloomError> {
+        // The common case in one pass: the newest link has room, so the item
+        // is tested and set there together (`Link::test_and_insert`) once no
+        // older link holds it; the answers and the bits are the same as below.
+        if let (Some((last, older)), Some(items)) =
+            (self.links.split_last_mut(), self.items.checked_add(1))
+        {
+            if !last.is_full() {
+                if older.iter().rev().any(|l| l.contains(h)) || !last.test_and_insert(h) {
+                    return Ok(false);
+                }
+                self.items = items;
+                return Ok(true);
+            }
+        }
+        self.add_two_pass(h, limits)
+    }
+
+    /// [`add`](Self::add) in two passes: a lookup over every link, then (when
+    /// the newest link is full) a new link, then the insert. Every add took this
+    /// path before the one-pass case; the tests compare the two.
+    fn add_two_pass(&mut self, h: &ItemHash, limits: &Limits) -> Result<bool, BloomError> {
         if self.contains(h) {
             return Ok(false);
         }
@@ -533,6 +557,18 @@ impl BloomChain {
     /// (same scheme, seed included): the precondition for combining their bits.
     pub fn same_hashing(&self, other: &BloomChain) -> bool {
         self.scheme() == other.scheme()
+    }
+
+    /// How many items ahead a batch prefetches ([`LOOKAHEAD`]), or 0 below
+    /// [`PREFETCH_FROM`] bytes, where the lines are in a cache and computing
+    /// the positions twice costs more than the prefetch saves.
+    pub(crate) fn prefetch_distance(&self) -> usize {
+        let bytes = self.links.iter().map(|l| l.shape.bytes()).sum::<u64>();
+        if bytes >= PREFETCH_FROM {
+            LOOKAHEAD
+        } else {
+            0
+        }
     }
 
     /// Prefetches the cache lines an add or lookup of `h` touches first.

@@ -278,8 +278,11 @@ impl BloomFilter {
     /// filter's [`scheme`](Self::scheme) (a caller that reads items from
     /// memory it cannot keep, such as the Python package hashing straight from
     /// Python's buffers, hashes first and adds later). The results are appended
-    /// to `out`, ending after a "full" error as `add_items`'
-    /// do; the filter lines of the hashes [`LOOKAHEAD`] ahead are prefetched.
+    /// to `out`, ending after a "full" error as `add_items`' do; the filter
+    /// lines of the hashes [`LOOKAHEAD`] ahead are prefetched (for a filter
+    /// below [`PREFETCH_FROM`](crate::bloom::PREFETCH_FROM) bytes, none). A
+    /// filter of one link tests and sets each item in one pass, in a loop of
+    /// its layout (`BloomChain::add_batch`).
     pub fn add_hashes(
         &mut self,
         hashes: &[ItemHash],
@@ -288,51 +291,39 @@ impl BloomFilter {
         out: &mut Vec<AddResult>,
     ) {
         out.reserve(hashes.len());
-        macro_rules! run {
-            ($f:expr, $add:expr) => {{
-                let f = $f;
+        match self {
+            BloomFilter::Chain(c) => {
+                let ahead = c.prefetch_distance();
+                c.add_batch(hashes, ahead, limits, out)
+            }
+            BloomFilter::Window(w) => {
                 for h in hashes.iter().take(LOOKAHEAD) {
-                    f.prefetch(h);
+                    w.prefetch(h);
                 }
                 for (i, h) in hashes.iter().enumerate() {
                     if let Some(a) = hashes.get(i + LOOKAHEAD) {
-                        f.prefetch(a);
+                        w.prefetch(a);
                     }
-                    let r = $add(&mut *f, h);
+                    let r = w.add(h, now_ms, limits).map(|a| a.is_new());
                     let full = r == Err(BloomError::Full);
                     out.push(r);
                     if full {
                         break;
                     }
                 }
-            }};
-        }
-        match self {
-            BloomFilter::Chain(c) => {
-                run!(c, |c: &mut crate::bloom::BloomChain, h| c.add(h, limits))
             }
-            BloomFilter::Window(w) => run!(w, |w: &mut crate::window::Window, h| w
-                .add(h, now_ms, limits)
-                .map(|a| a.is_new())),
         }
     }
 
     /// [`contains_items`](Self::contains_items) for items already hashed with
-    /// this filter's [`scheme`](Self::scheme); answers are appended to `out`.
+    /// this filter's [`scheme`](Self::scheme); answers are appended to `out`
+    /// (prefetching as [`add_hashes`](Self::add_hashes); a filter of one
+    /// blocked or classic link in a loop of its layout,
+    /// `BloomChain::contains_batch`).
     pub fn contains_hashes(&self, hashes: &[ItemHash], now_ms: u64, out: &mut Vec<bool>) {
         out.reserve(hashes.len());
         match self {
-            BloomFilter::Chain(c) => {
-                for h in hashes.iter().take(LOOKAHEAD) {
-                    c.prefetch(h);
-                }
-                for (i, h) in hashes.iter().enumerate() {
-                    if let Some(a) = hashes.get(i + LOOKAHEAD) {
-                        c.prefetch(a);
-                    }
-                    out.push(c.contains(h));
-                }
-            }
+            BloomFilter::Chain(c) => c.contains_batch(hashes, c.prefetch_distance(), out),
             BloomFilter::Window(w) => {
                 let mark = w.read_mark(now_ms);
                 for h in hashes.iter().take(LOOKAHEAD) {

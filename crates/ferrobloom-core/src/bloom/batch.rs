@@ -3,10 +3,16 @@
 //! limits (an empty chain, a link pushed without the chain's own limits, an
 //! insert into the newest link), and lookups built for asking many chains about
 //! the same items (two-step probes with one branch per link, prefetching the
-//! lines those read first, and link-by-link answers for a whole batch).
+//! lines those read first, and link-by-link answers for a whole batch); and
+//! the batch loops of a chain (`add_batch`, `contains_batch`: a chain of one
+//! blocked or classic link, the common case, runs a loop of its layout, each
+//! add one pass over the item's probes, so no layout is matched and no probe
+//! position computed twice per item).
 
-use super::link::classic_bit;
+use super::link::{block_all, classic_bit};
 use super::*;
+use crate::bits::prefetch;
+use crate::hash::fastrange;
 
 impl BloomChain {
     /// Links in use (BF.INFO `Number of filters`).
@@ -127,6 +133,81 @@ impl BloomChain {
         }
     }
 
+    /// Appends [`contains`](Self::contains) of each hash to `out`, prefetching
+    /// the lines of the hash `ahead` items on.
+    pub(crate) fn contains_batch(&self, hashes: &[ItemHash], ahead: usize, out: &mut Vec<bool>) {
+        if let [l] = &self.links[..] {
+            match l.shape.layout {
+                BloomLayout::Blocked => return l.blocked_contains_batch(hashes, ahead, out),
+                BloomLayout::Classic => {
+                    return l.classic_contains_batch::<true>(hashes, ahead, out)
+                }
+                BloomLayout::ClassicDouble => {
+                    return l.classic_contains_batch::<false>(hashes, ahead, out)
+                }
+                _ => {}
+            }
+        }
+        if ahead == 0 {
+            return out.extend(hashes.iter().map(|h| self.contains(h)));
+        }
+        for h in hashes.iter().take(ahead) {
+            self.prefetch(h);
+        }
+        for (i, h) in hashes.iter().enumerate() {
+            if let Some(a) = hashes.get(i + ahead) {
+                self.prefetch(a);
+            }
+            out.push(self.contains(h));
+        }
+    }
+
+    /// Adds each hash as [`add`](Self::add) does, appending the results to
+    /// `out` and stopping after a "full" error; the lines of the hash `ahead`
+    /// items on are prefetched (none when `ahead` is 0). A chain of one
+    /// blocked or classic link with room runs a loop of its own with the
+    /// layout matched once per batch ([`Link::add_run`]).
+    pub(crate) fn add_batch(
+        &mut self,
+        hashes: &[ItemHash],
+        ahead: usize,
+        limits: &Limits,
+        out: &mut Vec<Result<bool, BloomError>>,
+    ) {
+        let mut done = 0;
+        if let [l] = &mut self.links[..] {
+            done = match l.shape.layout {
+                BloomLayout::Blocked => {
+                    l.add_run::<RUN_BLOCKED>(hashes, ahead, &mut self.items, out)
+                }
+                BloomLayout::Classic => l.add_run::<RUN_MIXED>(hashes, ahead, &mut self.items, out),
+                BloomLayout::ClassicDouble => {
+                    l.add_run::<RUN_DOUBLE>(hashes, ahead, &mut self.items, out)
+                }
+                _ => 0,
+            };
+        }
+        let rest = hashes.get(done..).unwrap_or_default();
+        if ahead > 0 {
+            for h in rest.iter().take(ahead) {
+                self.prefetch(h);
+            }
+        }
+        for (i, h) in rest.iter().enumerate() {
+            if ahead > 0 {
+                if let Some(a) = rest.get(i + ahead) {
+                    self.prefetch(a);
+                }
+            }
+            let r = self.add(h, limits);
+            let full = r == Err(BloomError::Full);
+            out.push(r);
+            if full {
+                break;
+            }
+        }
+    }
+
     /// `64·links + bytes`: [`mem_usage`](Self::mem_usage) without the chain's
     /// fixed part (a chain's share of its owner's).
     pub(crate) fn links_mem(&self) -> u64 {
@@ -149,7 +230,111 @@ pub(crate) const BATCH_AHEAD: usize = 16;
 /// all four within noise at 10M).
 pub(crate) const HEAD_PROBES: u32 = 4;
 
+/// [`Link::add_run`]'s layouts.
+const RUN_BLOCKED: u8 = 0;
+const RUN_MIXED: u8 = 1;
+const RUN_DOUBLE: u8 = 2;
+
 impl Link {
+    /// [`BloomChain::add_batch`] for the chain's only link (of layout `L`)
+    /// while it has room: each item tested and set in one pass
+    /// ([`test_and_insert`](Self::test_and_insert)), `items` (the chain's
+    /// count) kept with the link's. Returns how many hashes it took; the
+    /// caller adds the rest item by item (the link is full, or the count would
+    /// wrap).
+    fn add_run<const L: u8>(
+        &mut self,
+        hashes: &[ItemHash],
+        ahead: usize,
+        items: &mut u64,
+        out: &mut Vec<Result<bool, BloomError>>,
+    ) -> usize {
+        let prefetch = |l: &Link, h: &ItemHash| match L {
+            RUN_BLOCKED => l.words.prefetch_line(l.block(h)),
+            _ => l.prefetch(h),
+        };
+        if ahead > 0 {
+            for h in hashes.iter().take(ahead) {
+                prefetch(self, h);
+            }
+        }
+        for (i, h) in hashes.iter().enumerate() {
+            let Some(n) = items.checked_add(1) else {
+                return i;
+            };
+            if self.is_full() {
+                return i;
+            }
+            if ahead > 0 {
+                if let Some(a) = hashes.get(i + ahead) {
+                    prefetch(self, a);
+                }
+            }
+            let added = match L {
+                RUN_BLOCKED => self.blocked_test_and_insert(h),
+                RUN_MIXED => self.classic_test_and_insert::<true>(h),
+                _ => self.classic_test_and_insert::<false>(h),
+            };
+            if added {
+                *items = n;
+            }
+            out.push(Ok(added));
+        }
+        hashes.len()
+    }
+
+    /// [`BloomChain::contains_batch`] of a chain of one blocked link: the
+    /// layout is matched once per batch, not once per item.
+    fn blocked_contains_batch(&self, hashes: &[ItemHash], ahead: usize, out: &mut Vec<bool>) {
+        let lines = self.words.lines();
+        let blocks = self.shape.bits / crate::bits::LINE_BITS;
+        let k = self.shape.hashes;
+        let line = |h: &ItemHash| lines.get(fastrange(h.lo, blocks) as usize);
+        if ahead == 0 {
+            return out.extend(
+                hashes
+                    .iter()
+                    .map(|h| line(h).is_some_and(|l| block_all(l, h.hi, k))),
+            );
+        }
+        for h in hashes.iter().take(ahead) {
+            if let Some(l) = line(h) {
+                prefetch(l as *const _ as *const u8);
+            }
+        }
+        for (i, h) in hashes.iter().enumerate() {
+            if let Some(l) = hashes.get(i + ahead).and_then(line) {
+                prefetch(l as *const _ as *const u8);
+            }
+            out.push(line(h).is_some_and(|l| block_all(l, h.hi, k)));
+        }
+    }
+
+    /// [`BloomChain::contains_batch`] of a chain of one classic link (`MIXED`:
+    /// layout 4), each item in two steps ([`head_hit`](Self::head_hit) then
+    /// [`tail_hit`](Self::tail_hit): one well-predicted branch for most
+    /// non-members instead of one per probe).
+    fn classic_contains_batch<const MIXED: bool>(
+        &self,
+        hashes: &[ItemHash],
+        ahead: usize,
+        out: &mut Vec<bool>,
+    ) {
+        let hit = |h: &ItemHash| self.classic_head::<MIXED>(h) && self.classic_tail::<MIXED>(h);
+        if ahead == 0 {
+            return out.extend(hashes.iter().map(hit));
+        }
+        for h in hashes.iter().take(ahead) {
+            self.prefetch(h);
+        }
+        for (i, h) in hashes.iter().enumerate() {
+            if let Some(a) = hashes.get(i + ahead) {
+                self.prefetch(a);
+            }
+            out.push(hit(h));
+        }
+    }
+
     /// [`BloomChain::mark_contained`] for a paired link, in two passes: the
     /// first blocks of all items (prefetched ahead), then the second blocks of
     /// the items whose first block passed (prefetched ahead among those), so

@@ -177,6 +177,93 @@ impl Link {
         self.count_insert(tracking);
     }
 
+    /// Sets the item's bits and says whether one of them was clear, in one
+    /// pass over its probes: the answer of `!contains(h)` followed by
+    /// [`insert`](Self::insert) when it is true, where an item already held
+    /// changes no bit (its bits are set, so its pages were written) and is not
+    /// counted. Each probe's position is computed once and read and set without
+    /// a branch, where the two calls computed it twice and branched on every
+    /// probe until a clear bit.
+    #[inline(always)]
+    pub(super) fn test_and_insert(&mut self, h: &ItemHash) -> bool {
+        match self.shape.layout {
+            BloomLayout::Classic => self.classic_test_and_insert::<true>(h),
+            BloomLayout::ClassicDouble => self.classic_test_and_insert::<false>(h),
+            BloomLayout::Blocked => self.blocked_test_and_insert(h),
+            BloomLayout::Paired => {
+                let tracking = self.words.tracking();
+                let mut masks = PairMasks::new(h.hi);
+                let m = masks.for_k(self.shape.hashes);
+                let (first, second) = (self.block(h), self.second_block(h));
+                let mut added = false;
+                if let Some(line) = self.words.line_mut(first) {
+                    added |= !covers(line, &m.first);
+                    or_into(line, &m.first);
+                }
+                if let Some(line) = self.words.line_mut(second) {
+                    added |= !covers(line, &m.second);
+                    or_into(line, &m.second);
+                }
+                if added {
+                    self.count_insert(tracking);
+                }
+                added
+            }
+            BloomLayout::RedisBloom => {
+                if self.contains(h) {
+                    return false;
+                }
+                self.insert(h);
+                true
+            }
+        }
+    }
+
+    /// [`test_and_insert`](Self::test_and_insert) of a blocked link.
+    #[inline(always)]
+    pub(super) fn blocked_test_and_insert(&mut self, h: &ItemHash) -> bool {
+        let tracking = self.words.tracking();
+        let (block, k) = (self.block(h), self.shape.hashes);
+        let added = match self.words.line_mut(block) {
+            Some(line) => block_test_and_insert(line, h.hi, k),
+            None => false,
+        };
+        if added {
+            self.count_insert(tracking);
+        }
+        added
+    }
+
+    /// [`test_and_insert`](Self::test_and_insert) of a classic link.
+    #[inline(always)]
+    pub(super) fn classic_test_and_insert<const MIXED: bool>(&mut self, h: &ItemHash) -> bool {
+        let tracking = self.words.tracking();
+        let m = self.shape.bits;
+        let mut g = h.lo;
+        let mut all = 1u64;
+        let words = self.words.words_mut();
+        for _ in 0..self.shape.hashes {
+            let bit = classic_bit::<MIXED>(g, m);
+            if let Some(w) = words.get_mut((bit >> 6) as usize) {
+                all &= *w >> (bit & 63);
+                *w |= 1u64 << (bit & 63);
+            }
+            g = g.wrapping_add(h.hi);
+        }
+        if tracking {
+            let mut g = h.lo;
+            for _ in 0..self.shape.hashes {
+                self.words.mark_bit(classic_bit::<MIXED>(g, m));
+                g = g.wrapping_add(h.hi);
+            }
+        }
+        let added = all & 1 == 0;
+        if added {
+            self.count_insert(tracking);
+        }
+        added
+    }
+
     /// Whether a classic link holds the item's bits (`MIXED`: layout 4's
     /// mixed probes, else layout 0's; module doc).
     #[inline(always)]
@@ -351,6 +438,35 @@ fn block_insert(line: &mut Line, hi: u64, k: u32) {
         let bit = (g >> 55) as usize;
         line.0[bit >> 6] |= 1u64 << (bit & 63);
     }
+}
+
+/// Whether a blocked link's probes are all set in `line`, without a branch
+/// between them.
+#[inline(always)]
+pub(super) fn block_all(line: &Line, hi: u64, k: u32) -> bool {
+    let mut g = hi;
+    let mut all = 1u64;
+    for _ in 0..k {
+        g = g.wrapping_mul(BLOCK_MUL);
+        let bit = (g >> 55) as usize;
+        all &= line.0[bit >> 6] >> (bit & 63);
+    }
+    all & 1 == 1
+}
+
+/// [`block_insert`] that says whether one of the probes was clear.
+#[inline(always)]
+fn block_test_and_insert(line: &mut Line, hi: u64, k: u32) -> bool {
+    let mut g = hi;
+    let mut all = 1u64;
+    for _ in 0..k {
+        g = g.wrapping_mul(BLOCK_MUL);
+        let bit = (g >> 55) as usize;
+        let w = &mut line.0[bit >> 6];
+        all &= *w >> (bit & 63);
+        *w |= 1u64 << (bit & 63);
+    }
+    all & 1 == 0
 }
 
 /// In-block probes of a paired link per 64-bit word (9 bits each).

@@ -277,10 +277,16 @@ fn batches_of_hashes_answer_and_dump_as_batches_of_items() {
     // add_hashes/contains_hashes (the Python package's batch path) must leave
     // the filter byte for byte as add_items does, with the same replies, for
     // every kind: scaling, non-scaling (which fills up: the reply ends after
-    // "full"), RedisBloom's hashing, and a window.
+    // "full"), RedisBloom's hashing, a window, and one-link chains large
+    // enough for the batch to prefetch (`BloomChain::prefetch_distance`).
     let l = SERVER_DEFAULT_LIMITS;
     let kinds = || {
         let mut k = blooms();
+        for layout in [BloomLayout::Classic, BloomLayout::Blocked] {
+            let big = BloomChain::with_layout(4_000_000, 0.01, 0, layout, &l).unwrap();
+            assert!(big.prefetch_distance() > 0);
+            k.push(big.into());
+        }
         k.push(
             crate::window::Window::new(100, 0.01, 2, BloomLayout::Blocked, 60_000, &l)
                 .unwrap()
