@@ -17,7 +17,9 @@
 //!   and the Python package run: one pass per item, prefetching ahead), in
 //!   calls of `--batch` items; each row says how many cache lines an add and
 //!   a mixed lookup must read (`lines_add`, `lines_mixed`), the multiplier of
-//!   the memory floor (`bench_memref.rs`; `bench/run.py` divides by it).
+//!   the memory floor, which each round measures too, on a buffer of the
+//!   filter's size (`floor_read_ns`, `floor_rmw_ns`: `bench_memref.rs`'s
+//!   loops; `bench/run.py` divides by it, round by round).
 //!   Small filters repeat each step (fresh filters for adds) until `--min-ops`
 //!   operations are timed. `--rounds` rounds give min / median / max.
 //!
@@ -71,6 +73,43 @@ fn timed(per_call: u64, min_ops: u64, mut f: impl FnMut()) -> f64 {
     t.elapsed().as_nanos() as f64 / (reps * per_call) as f64
 }
 
+/// ns per independent random read, and per read-modify-write, of one word
+/// per 64-byte line of a pre-faulted buffer of `bytes` (`bench_memref.rs`'s
+/// method), over `n` reads in batches of `batch`.
+fn floor(bytes: u64, n: u64, batch: usize, seed: u64) -> (f64, f64) {
+    const LINE_WORDS: usize = 8;
+    let lines = (bytes as usize / 64).max(1);
+    let mut buf: Vec<u64> = vec![0; lines * LINE_WORDS];
+    for (i, w) in buf.iter_mut().enumerate().step_by(LINE_WORDS) {
+        *w = i as u64;
+    }
+    let mut rng = SplitMix(seed ^ bytes ^ 0xf100);
+    let idx: Vec<usize> = (0..n.max(batch as u64))
+        .map(|_| ((rng.next() as u128 * lines as u128) >> 64) as usize * LINE_WORDS)
+        .collect();
+    let t = Instant::now();
+    let mut sum = 0u64;
+    for chunk in idx.chunks(batch.max(1)) {
+        let mut s = 0u64;
+        for &i in chunk {
+            s = s.wrapping_add(buf.get(i).copied().unwrap_or(0));
+        }
+        sum = sum.wrapping_add(black_box(s));
+    }
+    let read = t.elapsed().as_nanos() as f64 / idx.len() as f64;
+    let t = Instant::now();
+    for chunk in idx.chunks(batch.max(1)) {
+        for &i in chunk {
+            if let Some(w) = buf.get_mut(i) {
+                *w = black_box(*w | 1);
+            }
+        }
+    }
+    let rmw = t.elapsed().as_nanos() as f64 / idx.len() as f64;
+    black_box(sum);
+    (read, rmw)
+}
+
 struct Cfg {
     ops: u64,
     min_ops: u64,
@@ -86,6 +125,7 @@ fn bloom(layout: &str, target: u64, c: &Cfg) {
         (vec![], vec![], vec![], vec![], vec![]);
     let (mut add_api, mut mix_api) = (vec![], vec![]);
     let (mut lines_add, mut lines_mixed) = (1.0, 1.0);
+    let (mut floor_read, mut floor_rmw) = (vec![], vec![]);
     let mut bytes = 0;
     let mut hashes_k = 0;
     let mut sink = 0u64;
@@ -178,6 +218,13 @@ fn bloom(layout: &str, target: u64, c: &Cfg) {
                 sink += out.iter().filter(|&&b| b).count() as u64;
             }
         }));
+        // The memory floor in the same round, on a buffer of the filter's
+        // size (bench_memref's loops: independent random lines, one word read,
+        // or read and written, per line, in batches of `--batch`), so that each
+        // round's ratio pairs measurements taken moments apart.
+        let (read, rmw) = floor(bytes, n, c.batch, round);
+        floor_read.push(read);
+        floor_rmw.push(rmw);
     }
     black_box(sink);
     Json::new("core_bloom")
@@ -195,6 +242,8 @@ fn bloom(layout: &str, target: u64, c: &Cfg) {
         .stats("contains_mixed_batch_prefetch_ns", &mix_batch)
         .stats("add_batch_api_ns", &add_api)
         .stats("contains_mixed_batch_api_ns", &mix_api)
+        .stats("floor_read_ns", &floor_read)
+        .stats("floor_rmw_ns", &floor_rmw)
         .num("lines_add", lines_add)
         .num("lines_mixed", lines_mixed)
         .emit();
