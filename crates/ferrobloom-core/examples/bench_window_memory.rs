@@ -5,7 +5,7 @@
 //!
 //! Method: a filter of `--capacity` items per window of 60 s gets a stream for
 //! `--windows` windows, starting at a time that is not a generation boundary
-//! (`T0`, 12.345 s past one), in steps of 100 ms (the items of a step are added
+//! (`T0`, 12.345 s past one, plus `--phase` ms), in steps of 100 ms (the items of a step are added
 //! at the step's time). Patterns, with `r = capacity / window`:
 //!
 //! | name | rate |
@@ -32,7 +32,7 @@
 //!
 //! Run: `cargo run --release -p ferrobloom-core --example bench_window_memory --
 //!       [--capacity 200000] [--errors 0.01,0.001] [--windows 10] [--probes 100000]
-//!       [--patterns steady,swing30,...] [--layout paired] [--trace] [--bound]`
+//!       [--patterns steady,swing30,...] [--layout paired] [--phase 0] [--trace] [--bound]`
 //! Output: one JSON object per row on stdout. `--trace`: at the end of every
 //! generation, each generation held and its links (items/entries error) on
 //! stderr. `--bound`: instead of running filters, the memory a sizing with
@@ -50,7 +50,15 @@ use ferrobloom_core::window::Window;
 
 const W: u64 = 60_000;
 const STEP: u64 = 100;
-const T0: u64 = 1_800_000_012_345;
+const T0_BASE: u64 = 1_800_000_012_345;
+/// `--phase ms` moves the start (and so the streams' alignment with the
+/// generations) later by that much.
+static PHASE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The stream's start: [`T0_BASE`] plus `--phase`.
+fn t0() -> u64 {
+    T0_BASE + PHASE.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 /// Items arriving in the step starting at `t` ms after the start (fractional
 /// counts carried in `acc`).
@@ -84,7 +92,7 @@ fn arrivals(pattern: &str, cap: u64, t: u64, acc: &mut f64, rng: &mut SplitMix) 
                 cap * 3 / 10
             };
             let slot = W / 4;
-            let abs = T0 + t;
+            let abs = t0() + t;
             let at = |g: u64| g * slot + SplitMix(g.wrapping_mul(0x9E37) ^ 0x9a27).next() % slot;
             let hits = (abs / slot..=(abs + STEP - 1) / slot)
                 .filter(|&g| (abs..abs + STEP).contains(&at(g)))
@@ -147,6 +155,7 @@ fn main() {
     let lim = Limits::default();
     let gen_ms = W / 4;
     let trace = a.str("trace", "") == "1";
+    PHASE.store(a.u64("phase", 0), std::sync::atomic::Ordering::Relaxed);
     if a.str("bound", "") == "1" {
         return bound_rows(&errors, &patterns, cap, windows, layout, &lim);
     }
@@ -164,7 +173,7 @@ fn main() {
             let mut most_window = 0u64;
             for s in 0..windows * W / STEP {
                 let t = s * STEP;
-                let now = T0 + t;
+                let now = t0() + t;
                 let n = arrivals(pat, cap, t, &mut acc, &mut rng);
                 for _ in 0..n {
                     let _ = f.add(&key(1, id), now, &lim);
@@ -177,7 +186,8 @@ fn main() {
                         line += &format!(" | g{} n={}:", i % 1000, c.items());
                         for l in c.links() {
                             let s = l.shape();
-                            line += &format!(" [{}/{} {:.3}%]", l.items(), s.entries, s.error * 100.0);
+                            line +=
+                                &format!(" [{}/{} {:.3}%]", l.items(), s.entries, s.error * 100.0);
                         }
                     }
                     eprintln!("{line}");
@@ -253,18 +263,18 @@ fn bound_rows(
         for pat in patterns {
             let mut rng = SplitMix(0x5eed ^ cap);
             let mut acc = 0.0;
-            let first = T0 / gen_ms;
+            let first = t0() / gen_ms;
             let mut counts: Vec<u64> = Vec::new();
             for s in 0..windows * W / STEP {
                 let t = s * STEP;
-                let g = ((T0 + t) / gen_ms - first) as usize;
+                let g = ((t0() + t) / gen_ms - first) as usize;
                 if counts.len() <= g {
                     counts.resize(g + 1, 0);
                 }
                 counts[g] += arrivals(pat, cap, t, &mut acc, &mut rng);
             }
             // Generation `c` ends after the third window's start: measured settled.
-            let settled = |c: usize| (first + c as u64 + 1) * gen_ms > T0 + 2 * W;
+            let settled = |c: usize| (first + c as u64 + 1) * gen_ms > t0() + 2 * W;
             let mut row = Json::new("window_memory_bound");
             row.str("pattern", pat)
                 .str("layout", layout.name())
