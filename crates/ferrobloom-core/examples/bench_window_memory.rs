@@ -5,7 +5,7 @@
 //!
 //! Method: a filter of `--capacity` items per window of 60 s gets a stream for
 //! `--windows` windows, starting at a time that is not a generation boundary
-//! (`T0`, 12.345 s past one), in steps of 100 ms (the items of a step are added
+//! (`T0`, 12.345 s past one, plus `--phase` ms), in steps of 100 ms (the items of a step are added
 //! at the step's time). Patterns, with `r = capacity / window`:
 //!
 //! | name | rate |
@@ -32,11 +32,16 @@
 //!
 //! Run: `cargo run --release -p ferrobloom-core --example bench_window_memory --
 //!       [--capacity 200000] [--errors 0.01,0.001] [--windows 10] [--probes 100000]
-//!       [--patterns steady,swing30,...] [--layout paired]`
-//! Output: one JSON object per row on stdout.
+//!       [--patterns steady,swing30,...] [--layout paired] [--phase 0] [--trace] [--bound]`
+//! Output: one JSON object per row on stdout. `--trace`: at the end of every
+//! generation, each generation held and its links (items/entries error) on
+//! stderr. `--bound`: instead of running filters, the memory a sizing with
+//! perfect foresight could reach (`common/window_bound.rs`), per pattern.
 
 #[path = "common/bench.rs"]
 mod common;
+#[path = "common/window_bound.rs"]
+mod window_bound;
 
 use common::{Args, Json, SplitMix};
 use ferrobloom_core::bloom::{BloomChain, BloomLayout, Limits};
@@ -45,7 +50,15 @@ use ferrobloom_core::window::Window;
 
 const W: u64 = 60_000;
 const STEP: u64 = 100;
-const T0: u64 = 1_800_000_012_345;
+const T0_BASE: u64 = 1_800_000_012_345;
+/// `--phase ms` moves the start (and so the streams' alignment with the
+/// generations) later by that much.
+static PHASE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The stream's start: [`T0_BASE`] plus `--phase`.
+fn t0() -> u64 {
+    T0_BASE + PHASE.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 /// Items arriving in the step starting at `t` ms after the start (fractional
 /// counts carried in `acc`).
@@ -79,7 +92,7 @@ fn arrivals(pattern: &str, cap: u64, t: u64, acc: &mut f64, rng: &mut SplitMix) 
                 cap * 3 / 10
             };
             let slot = W / 4;
-            let abs = T0 + t;
+            let abs = t0() + t;
             let at = |g: u64| g * slot + SplitMix(g.wrapping_mul(0x9E37) ^ 0x9a27).next() % slot;
             let hits = (abs / slot..=(abs + STEP - 1) / slot)
                 .filter(|&g| (abs..abs + STEP).contains(&at(g)))
@@ -141,6 +154,11 @@ fn main() {
     let layout = BloomLayout::from_name(a.str("layout", "paired").as_bytes()).expect("layout");
     let lim = Limits::default();
     let gen_ms = W / 4;
+    let trace = a.str("trace", "") == "1";
+    PHASE.store(a.u64("phase", 0), std::sync::atomic::Ordering::Relaxed);
+    if a.str("bound", "") == "1" {
+        return bound_rows(&errors, &patterns, cap, windows, layout, &lim);
+    }
     for &p in &errors {
         let plain = plain_bytes(cap, p, &lim);
         let plain_half = plain_bytes(cap / 2, p, &lim);
@@ -155,13 +173,25 @@ fn main() {
             let mut most_window = 0u64;
             for s in 0..windows * W / STEP {
                 let t = s * STEP;
-                let now = T0 + t;
+                let now = t0() + t;
                 let n = arrivals(pat, cap, t, &mut acc, &mut rng);
                 for _ in 0..n {
                     let _ = f.add(&key(1, id), now, &lim);
                     id += 1;
                 }
                 drop(f.take_retired());
+                if trace && (now + STEP) / gen_ms != now / gen_ms {
+                    let mut line = format!("t={:.1}s mem={}", t as f64 / 1000.0, f.mem_usage());
+                    for (i, c) in f.generation_list() {
+                        line += &format!(" | g{} n={}:", i % 1000, c.items());
+                        for l in c.links() {
+                            let s = l.shape();
+                            line +=
+                                &format!(" [{}/{} {:.3}%]", l.items(), s.entries, s.error * 100.0);
+                        }
+                    }
+                    eprintln!("{line}");
+                }
                 per_step.push(n);
                 let from = per_step.len().saturating_sub((W / STEP) as usize);
                 most_window = most_window.max(per_step[from..].iter().sum());
@@ -208,6 +238,55 @@ fn main() {
                         "ratio_to_actual_from_start",
                         most as f64 / plain_half as f64,
                     );
+            }
+            row.emit();
+        }
+    }
+}
+
+/// `--bound`: per pattern and error, the memory a sizing with perfect
+/// foresight could reach in today's structure (`common/window_bound.rs`),
+/// against the plain filter, settled (from the third window on) and from the
+/// start, for the budget `p` and for the `0.97·p` the sizing keeps.
+fn bound_rows(
+    errors: &[f64],
+    patterns: &[String],
+    cap: u64,
+    windows: u64,
+    layout: BloomLayout,
+    lim: &Limits,
+) {
+    let gen_ms = W / 4;
+    let bits = window_bound::Bits::new(layout);
+    for &p in errors {
+        let plain = plain_bytes(cap, p, lim) as f64;
+        for pat in patterns {
+            let mut rng = SplitMix(0x5eed ^ cap);
+            let mut acc = 0.0;
+            let first = t0() / gen_ms;
+            let mut counts: Vec<u64> = Vec::new();
+            for s in 0..windows * W / STEP {
+                let t = s * STEP;
+                let g = ((t0() + t) / gen_ms - first) as usize;
+                if counts.len() <= g {
+                    counts.resize(g + 1, 0);
+                }
+                counts[g] += arrivals(pat, cap, t, &mut acc, &mut rng);
+            }
+            // Generation `c` ends after the third window's start: measured settled.
+            let settled = |c: usize| (first + c as u64 + 1) * gen_ms > t0() + 2 * W;
+            let mut row = Json::new("window_memory_bound");
+            row.str("pattern", pat)
+                .str("layout", layout.name())
+                .num("error", p)
+                .int("capacity", cap);
+            for (tag, budget) in [("", p), ("_097", 0.97 * p)] {
+                let (lo, reach) = window_bound::bound(&bits, &counts, 4, budget, settled);
+                let (lo0, reach0) = window_bound::bound(&bits, &counts, 4, budget, |_| true);
+                row.num(&format!("lower{tag}"), lo / plain)
+                    .num(&format!("reached{tag}"), reach / plain)
+                    .num(&format!("lower_from_start{tag}"), lo0 / plain)
+                    .num(&format!("reached_from_start{tag}"), reach0 / plain);
             }
             row.emit();
         }

@@ -40,22 +40,35 @@
 //!   swinging ±30% within the window is sized exactly; at least half a
 //!   share); with less than a window of history, twice the busiest (at most a share
 //!   `capacity/K`; held to the room only while the generations held average
-//!   at most a share, plus 5%); none, a share; over the capacity, the last
-//!   generation's count and its trend, plus `3·sqrt` of it.
+//!   at most a share, plus 5%), and once two generations are held at most
+//!   the last one's count (above a share on average: at most the trend or
+//!   the room, whichever is more), plus the lesser of 5% and `3·sqrt`; none,
+//!   a share; over the capacity, the last generation's count and its trend,
+//!   plus `3·sqrt` of it.
 //! - *Error:* `T·B - r` with `B = 0.97·p/(K+1)`, `r = 0.1·B` kept for growth,
 //!   `T = 1.08` (every generation full: `K·(T - r) + T = K + 1`) plus a quarter
-//!   of what the generations held left of their own `T·B`, at most the limit.
+//!   of what the generations held left of their own `T·B`, at most the limit;
+//!   with less than a window of history, at most the steady error per item
+//!   (`T·B - r` per share, at least `0.4·B`).
 //!
 //! A generation that outgrows its first link opens links sized by its own rate
-//! so far over the rest of its span (plus 25%, at most a share, then the
-//! previous link times the expansion), the second at least a 16th of the
-//! first (at most half of it when the generation had no history: a batch
-//! projects a whole share), the third and fourth at least the previous one,
-//! then at least the previous one times the expansion (a batch at one instant
-//! projects no rate:
+//! so far over the rest of its span (plus 10%, at most a share, then the
+//! previous link times the expansion), the second, third and fourth at least
+//! a 16th of the first (the second at most half of it when the generation
+//! had no history: a batch projects a whole share), then at least the
+//! previous one times the expansion (a batch at one instant projects no rate:
 //! 20% over a first link takes at most 4 growth links), each at half of what
-//! the limit leaves; a NONSCALING generation's second link holds the rest of a
-//! window's capacity and then it refuses with "non scaling filter is full".
+//! the limit leaves and at most the steady error per item; a NONSCALING
+//! generation's second link holds the rest of a window's capacity and then it
+//! refuses with "non scaling filter is full".
+//!
+//! The least memory any sizing could reach in this structure, knowing every
+//! generation's count in advance (one link of exactly its items each, the
+//! error split optimally so the five live generations stay within `p` at
+//! every moment; `bench_window_memory --bound`): 1.49x steady, 1.54x swinging
+//! ±30%, 1.40x in batches of capacity/22, 1.69x peaking at 1.3x at 1%
+//! (1.44x, 1.49x, 1.36x, 1.63x at 0.1%). What the sizing pays above it is the
+//! forecast: a generation's first link is sized before its items arrive.
 //!
 //! Memory (BF.INFO `Size` from the third window on, ratio to a plain scaling
 //! filter of the same capacity and error holding `capacity` items; paired
@@ -63,24 +76,26 @@
 //!
 //! | stream | 1% before | 1% | 0.1% before | 0.1% |
 //! |---|---|---|---|---|
-//! | steady at the capacity | 1.54 | 1.52 | 1.48 | 1.46 |
+//! | steady at the capacity | 1.54 | 1.51 | 1.48 | 1.46 |
 //! | ±30% within the window | 2.78 | 1.57 | 2.59 | 1.51 |
 //! | Poisson, 0.95x capacity | 1.54 | 1.44 | 1.48 | 1.39 |
 //! | batches every W/50 | 1.54 | 1.50 | 1.48 | 1.44 |
-//! | batches of capacity/22 every W/20 | 2.36 | 1.68 | 2.22 | 1.61 |
-//! | half the capacity (vs a plain filter of half) | 3.08 | 1.56 | 2.96 | 1.49 |
-//! | peaks 1.3x the capacity | 3.19 | 1.84 | 2.97 | 1.78 |
+//! | batches of capacity/22 every W/20 | 2.36 | 1.59 | 2.22 | 1.55 |
+//! | half the capacity (vs a plain filter of half) | 3.08 | 1.55 | 2.96 | 1.49 |
+//! | peaks 1.3x the capacity | 3.19 | 1.85 | 2.97 | 1.78 |
 //!
 //! Costs: up to 5% headroom on a rate-sized first link (`3·sqrt` of the
 //! busiest when less); a generation that gets more than its first link
-//! opens a link at a fifth to a half of the bits per
-//! item (its error is a share of the reserve); batches of a twentieth of the
-//! capacity (4 to 6 per generation) reach 1.68x at 1%; one batch of 0.3x the
-//! capacity per generation (20% over it) 1.80x at 1% in 6 links (3.40x, and
-//! up to bf.bf-max-links at late phases, before growth links took batches).
-//! The first window of a new stream costs more (up to 1.72x swinging, 1.96x
-//! peaking at 1.3x, 1.89x in batches of 0.3x): its generations are sized
-//! before a window of history exists.
+//! opens links at more bits per item (their error goes with their items, a
+//! split the one link the generation would have needed does not pay);
+//! batches of a twentieth of the capacity (4 to 6 per generation) reach 1.59x
+//! at 1% at the bench's phase, up to 1.65x at others (the busiest of the
+//! last four sizes four generations for six batches); one batch of 0.3x the
+//! capacity per generation (20% over it) 1.80x at 1% in 6 links.
+//! The first window of a new stream costs more (up to 1.69x swinging, 1.90x
+//! peaking at 1.3x, 1.91x in batches of 0.3x at the bench's phase; up to
+//! 1.71x and 1.97x swinging and peaking at others): its generations are
+//! sized before a window of history exists.
 //!
 //! # Speed
 //! Links are paired by default (`bloom.rs`: an item's probes in two 512-bit

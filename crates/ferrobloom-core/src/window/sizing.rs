@@ -37,11 +37,16 @@ const SLACK_SHARE: f64 = 0.25;
 /// that count plus [`TREND_SDS`] standard deviations of it).
 const HEADROOM: f64 = 1.05;
 /// A growth link's items: the current generation's rate so far over the rest
-/// of its span, times this.
-const PROJECTION_HEADROOM: f64 = 1.25;
-/// A generation's second link holds at least this part of its first: a batch
-/// that arrives late in its generation projects almost no rate, and links at
-/// least this big, the fifth on doubling, take any batch in a few links.
+/// of its span, times this (1.25 before: with growth links at the steady
+/// error per item, a link too small for the rest costs one more small link,
+/// and unused entries are paid for until the generation expires; the worst
+/// phase from the start at 1%, batches of capacity/52 1.68x -> 1.65x,
+/// swinging ±30% 1.73x -> 1.71x: docs/windowed.md).
+const PROJECTION_HEADROOM: f64 = 1.1;
+/// A generation's second, third and fourth links hold at least this part of
+/// its first: a batch that arrives late in its generation projects almost no
+/// rate, and links at least this big, the fifth on doubling, take any batch
+/// in a few links.
 const SECOND_LINK_PART: u64 = 16;
 /// Over the capacity, a first link holds the trend plus this many standard
 /// deviations of a Poisson count of it (`3·sqrt(n)`: 1.2% at 60,000 items,
@@ -133,6 +138,14 @@ fn block_moments(lambda: f64, per_group: f64, j1: f64, j2: f64) -> (f64, f64) {
         ln_p += (lambda / g).ln();
     }
     (a, b)
+}
+
+/// The trend of the last two generations' counts, `2·c1 - c2`, between half
+/// and twice `c1`.
+fn trend(c1: u64, c2: u64) -> u64 {
+    c1.saturating_mul(2)
+        .saturating_sub(c2)
+        .clamp(c1.div_ceil(2), c1.saturating_mul(2))
 }
 
 impl Window {
@@ -288,10 +301,38 @@ impl Window {
             // from the start; a quarter of a share before).
             let last = counts.last().copied().unwrap_or(0);
             let room = self.capacity - (total - last);
+            // The last two generations' counts (a young stream's first
+            // generation may be partial: both must hold items).
+            let (c1, c2) = (
+                counts.first().copied().unwrap_or(0),
+                counts.get(1).copied().unwrap_or(0),
+            );
+            let recent = c1 > 0 && c2 > 0;
             let guess = if over {
-                settled(most)
+                // Above a share on average, young: the busiest, but no more
+                // than the trend or the room, whichever is more (a stream
+                // swinging ±30% around 0.99x the capacity averages above a
+                // share over its peak: sized by the busiest, its fourth
+                // generation got 60,700 for 39,000 items; the worst phase
+                // from the start at 1%, 1.79x -> 1.71x).
+                let t = trend(c1, c2);
+                if recent {
+                    settled(most).min(settled(t.max(room)))
+                } else {
+                    settled(most)
+                }
             } else if young {
-                grow(most.saturating_mul(2).min(share).max(most))
+                // No more than the last generation's count (with the
+                // headroom of a settled one): the busiest of a young stream
+                // that falls (±30% within the window) gave a generation
+                // 64,000 for 38,000 items (the worst phase from the start
+                // at 1%, 1.78x -> 1.71x).
+                let g = grow(most.saturating_mul(2).min(share).max(most));
+                if recent {
+                    g.min(settled(c1))
+                } else {
+                    g
+                }
             } else {
                 settled(most)
             };
@@ -305,15 +346,25 @@ impl Window {
             // (`2·c1 - c2`, between half and twice `c1`), plus `3·sqrt` of it.
             let c1 = counts.first().copied().unwrap_or(0);
             let c2 = counts.get(1).copied().unwrap_or(c1);
-            let trend = c1.saturating_mul(2).saturating_sub(c2);
             if c1 == 0 {
                 grow(most)
             } else {
-                let t = trend.clamp(c1.div_ceil(2), c1.saturating_mul(2));
+                let t = trend(c1, c2);
                 t.saturating_add(((t as f64).sqrt() * TREND_SDS).ceil() as u64)
             }
         };
-        let error = self.on_grid(self.target(cur) - RESERVE * self.budget());
+        let mut error = self.target(cur) - RESERVE * self.budget();
+        if young && !over && total > 0 {
+            // A young generation's first link is a guess from less than a
+            // window: its error goes with its items, the steady error per
+            // share (at least the floor `0.4·B`), as a growth link's does.
+            // A first link of twice a partial first generation took the
+            // whole `T·B - r` for a fifth of what came (batches of
+            // capacity/22, the worst phase at 1%: 1.68x -> 1.63x).
+            let per_item = self.steady_error() * entries as f64 / share as f64;
+            error = error.min(per_item.max(FLOOR * self.budget()));
+        }
+        let error = self.on_grid(error);
         self.shape(entries.max(1), error)
     }
 
@@ -360,10 +411,23 @@ impl Window {
                 .entries
                 .checked_mul(u64::from(self.expansion.max(1)))
                 .ok_or(BloomError::MemoryCap)?;
-            // The third and fourth links at least the previous one (a rate
-            // that projected it may hold: doubling earlier cost 2% for
-            // batches of a twentieth of the capacity); then geometric.
-            let least = if n <= 3 { last.entries } else { grown };
+            // The third and fourth links at least a 16th of the first, as
+            // the second (at least the previous one before: a second link
+            // sized by a rise left a third as big for the last few items,
+            // swinging ±30% from the start, the worst phase at 1%: 1.94x ->
+            // 1.71x with growth links at the steady error per item; doubling
+            // earlier cost 2% for batches of a twentieth of the capacity);
+            // then geometric.
+            let first = self
+                .gens
+                .last()
+                .and_then(|g| g.chain.links().first())
+                .map_or(last.entries, |l| l.shape().entries);
+            let least = if n <= 3 {
+                first.div_ceil(SECOND_LINK_PART)
+            } else {
+                grown
+            };
             (least, grown.max(share))
         };
         let (start, end) = (self.gen_start(cur), self.gen_start(cur.saturating_add(1)));
@@ -383,7 +447,12 @@ impl Window {
         });
         let halvings = i32::try_from(n).unwrap_or(i32::MAX);
         let spare = (self.limit(cur) - own) / 2.0;
-        let error = self.on_grid(spare.max(r * 0.5f64.powi(halvings)));
+        // At most the steady error per item (`T·B - r` per share): a growth
+        // link at half of what the limit leaves took budget the next
+        // generations needed (batches of capacity/22 at the bench's phase:
+        // 1.67x -> 1.60x at 1%).
+        let per_item = self.steady_error() * entries as f64 / share as f64;
+        let error = self.on_grid(spare.min(per_item).max(r * 0.5f64.powi(halvings)));
         self.shape(entries, error)
     }
 
