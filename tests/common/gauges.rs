@@ -64,3 +64,20 @@ pub fn assert_gauges_exact(s: &Server, what: &str) {
         assert_eq!(got.get(k), Some(v), "{what}: {k} (INFO bf {got:?})");
     }
 }
+
+/// [`assert_gauges_exact`] once the gauges have settled, waiting up to
+/// `timeout`: after a replica discards a half-loaded dataset, the server frees
+/// it in a background thread ("Discarding temporary DB in background"), and
+/// the gauges drop when each filter is freed, a moment after the load ends.
+pub fn assert_gauges_settle(s: &Server, what: &str, timeout: std::time::Duration) {
+    let deadline = std::time::Instant::now() + timeout;
+    while std::time::Instant::now() < deadline {
+        let want = recomputed(&mut s.conn());
+        let got = gauges(s);
+        if want.iter().all(|(k, v)| got.get(k) == Some(v)) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_gauges_exact(s, what);
+}
