@@ -134,7 +134,9 @@ impl BloomChain {
     }
 
     /// Appends [`contains`](Self::contains) of each hash to `out`, prefetching
-    /// the lines of the hash `ahead` items on.
+    /// the lines of the hash `ahead` items on (none when `ahead` is 0); a
+    /// chain of one blocked or classic link in a loop of its layout, whose
+    /// lines are prefetched a group at a time ([`grouped`]).
     pub(crate) fn contains_batch(&self, hashes: &[ItemHash], ahead: usize, out: &mut Vec<bool>) {
         if let [l] = &self.links[..] {
             match l.shape.layout {
@@ -166,7 +168,8 @@ impl BloomChain {
     /// `out` and stopping after a "full" error; the lines of the hash `ahead`
     /// items on are prefetched (none when `ahead` is 0). A chain of one
     /// blocked or classic link with room runs a loop of its own with the
-    /// layout matched once per batch ([`Link::add_run`]).
+    /// layout matched once per batch, prefetching a group at a time
+    /// ([`Link::add_run`]).
     pub(crate) fn add_batch(
         &mut self,
         hashes: &[ItemHash],
@@ -230,6 +233,39 @@ pub(crate) const BATCH_AHEAD: usize = 16;
 /// all four within noise at 10M).
 pub(crate) const HEAD_PROBES: u32 = 4;
 
+/// Items per group of a one-link batch loop over a blocked link
+/// ([`grouped`]): the lines of the next 32 items are prefetched in one burst.
+const BLOCKED_GROUP: usize = 32;
+
+/// Items per group over a classic link, whose prefetch fetches up to 16 of
+/// an item's lines (`Link::prefetch`): 4 items, 28 lines at k = 7 (2 and 8
+/// measured the same or slower; prefetching only the first four probes' lines
+/// was 1.4x slower for lookups).
+const CLASSIC_GROUP: usize = 4;
+
+/// Calls `each` on every hash in order, in groups of `g`: before a group is
+/// worked on, the lines of the group after it are prefetched (`pf`) in one
+/// burst. A burst of prefetches with little work between them keeps more of
+/// them in flight than one prefetch per item between items' work, which
+/// waits on the CPU's window of instructions in flight (measured on a
+/// 128 MiB blocked filter: lookups 2.0-2.4x the memory floor one item ahead,
+/// 1.5-1.7x in groups of 32).
+#[inline(always)]
+fn grouped(
+    hashes: &[ItemHash],
+    g: usize,
+    mut pf: impl FnMut(&ItemHash),
+    mut each: impl FnMut(&ItemHash),
+) {
+    let g = g.max(1);
+    hashes.iter().take(g).for_each(&mut pf);
+    for (n, group) in hashes.chunks(g).enumerate() {
+        let next = hashes.get((n + 1) * g..).unwrap_or_default();
+        next.iter().take(g).for_each(&mut pf);
+        group.iter().for_each(&mut each);
+    }
+}
+
 /// [`Link::add_run`]'s layouts.
 const RUN_BLOCKED: u8 = 0;
 const RUN_MIXED: u8 = 1;
@@ -237,7 +273,8 @@ const RUN_DOUBLE: u8 = 2;
 
 impl Link {
     /// [`BloomChain::add_batch`] for the chain's only link (of layout `L`)
-    /// while it has room: each item tested and set in one pass
+    /// while it has room, in groups as [`grouped`] (no prefetch when `ahead`
+    /// is 0): each item tested and set in one pass
     /// ([`test_and_insert`](Self::test_and_insert)), `items` (the chain's
     /// count) kept with the link's. Returns how many hashes it took; the
     /// caller adds the rest item by item (the link is full, or the count would
@@ -253,38 +290,46 @@ impl Link {
             RUN_BLOCKED => l.words.prefetch_line(l.block(h)),
             _ => l.prefetch(h),
         };
-        if ahead > 0 {
-            for h in hashes.iter().take(ahead) {
-                prefetch(self, h);
-            }
-        }
-        for (i, h) in hashes.iter().enumerate() {
-            let Some(n) = items.checked_add(1) else {
-                return i;
-            };
-            if self.is_full() {
-                return i;
-            }
+        let g = match (ahead, L) {
+            (0, _) => hashes.len().max(1),
+            (_, RUN_BLOCKED) => BLOCKED_GROUP,
+            _ => CLASSIC_GROUP,
+        };
+        let mut start = 0;
+        while start < hashes.len() {
+            let group = hashes.get(start..).unwrap_or_default();
+            let (group, next) = group.split_at(g.min(group.len()));
             if ahead > 0 {
-                if let Some(a) = hashes.get(i + ahead) {
-                    prefetch(self, a);
+                if start == 0 {
+                    group.iter().for_each(|h| prefetch(self, h));
                 }
+                next.iter().take(g).for_each(|h| prefetch(self, h));
             }
-            let added = match L {
-                RUN_BLOCKED => self.blocked_test_and_insert(h),
-                RUN_MIXED => self.classic_test_and_insert::<true>(h),
-                _ => self.classic_test_and_insert::<false>(h),
-            };
-            if added {
-                *items = n;
+            for (j, h) in group.iter().enumerate() {
+                let Some(n) = items.checked_add(1) else {
+                    return start + j;
+                };
+                if self.is_full() {
+                    return start + j;
+                }
+                let added = match L {
+                    RUN_BLOCKED => self.blocked_test_and_insert(h),
+                    RUN_MIXED => self.classic_test_and_insert::<true>(h),
+                    _ => self.classic_test_and_insert::<false>(h),
+                };
+                if added {
+                    *items = n;
+                }
+                out.push(Ok(added));
             }
-            out.push(Ok(added));
+            start += group.len();
         }
         hashes.len()
     }
 
     /// [`BloomChain::contains_batch`] of a chain of one blocked link: the
-    /// layout is matched once per batch, not once per item.
+    /// layout is matched once per batch, not once per item, and the lines are
+    /// prefetched in groups of [`BLOCKED_GROUP`] when `ahead` is not 0.
     fn blocked_contains_batch(&self, hashes: &[ItemHash], ahead: usize, out: &mut Vec<bool>) {
         let lines = self.words.lines();
         let blocks = self.shape.bits / crate::bits::LINE_BITS;
@@ -297,17 +342,16 @@ impl Link {
                     .map(|h| line(h).is_some_and(|l| block_all(l, h.hi, k))),
             );
         }
-        for h in hashes.iter().take(ahead) {
-            if let Some(l) = line(h) {
-                prefetch(l as *const _ as *const u8);
-            }
-        }
-        for (i, h) in hashes.iter().enumerate() {
-            if let Some(l) = hashes.get(i + ahead).and_then(line) {
-                prefetch(l as *const _ as *const u8);
-            }
-            out.push(line(h).is_some_and(|l| block_all(l, h.hi, k)));
-        }
+        grouped(
+            hashes,
+            BLOCKED_GROUP,
+            |h| {
+                if let Some(l) = line(h) {
+                    prefetch(l as *const _ as *const u8);
+                }
+            },
+            |h| out.push(line(h).is_some_and(|l| block_all(l, h.hi, k))),
+        );
     }
 
     /// [`BloomChain::contains_batch`] of a chain of one classic link (`MIXED`:
@@ -324,15 +368,12 @@ impl Link {
         if ahead == 0 {
             return out.extend(hashes.iter().map(hit));
         }
-        for h in hashes.iter().take(ahead) {
-            self.prefetch(h);
-        }
-        for (i, h) in hashes.iter().enumerate() {
-            if let Some(a) = hashes.get(i + ahead) {
-                self.prefetch(a);
-            }
-            out.push(hit(h));
-        }
+        grouped(
+            hashes,
+            CLASSIC_GROUP,
+            |h| self.prefetch(h),
+            |h| out.push(hit(h)),
+        );
     }
 
     /// [`BloomChain::mark_contained`] for a paired link, in two passes: the

@@ -5,10 +5,11 @@
 //! recomputed so that the checks behind it are reached).
 
 use super::*;
-use crate::bloom::{BloomChain, BloomLayout, ChainOptions};
+use crate::bloom::{BloomChain, BloomError, BloomLayout, ChainOptions};
 use crate::cuckoo::{CuckooFilter, CuckooParams};
 use crate::dump::{Scandump, LOAD_LIMITS, SERVER_DEFAULT_LIMITS};
 use crate::filter::BloomFilter;
+use crate::hash::ItemHash;
 use crate::test_rng::SplitMix;
 
 pub(super) fn blooms() -> Vec<BloomFilter> {
@@ -315,4 +316,44 @@ fn batches_of_hashes_answer_and_dump_as_batches_of_items() {
         all += want.len();
     }
     assert!(yes > 0 && yes < all, "{yes} of {all}");
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "slow-tests"),
+    ignore = "800k items twice, seconds unoptimized: `make test` runs it (--features slow-tests)"
+)]
+fn a_prefetching_batch_that_fills_its_filter_stops_where_item_by_item_adds_do() {
+    // A one-link filter large enough to prefetch (4.3 MiB and more at 1e-9 for 800k
+    // items) filled past its capacity by batches of 10,000 hashes: the batch
+    // loop (groups of prefetched lines, `Link::add_run`) must answer and stop
+    // as `add` item by item does, with the same bits.
+    let l = SERVER_DEFAULT_LIMITS;
+    for layout in [BloomLayout::Classic, BloomLayout::Blocked] {
+        let make = || BloomChain::with_layout(800_000, 1e-9, 0, layout, &l).unwrap();
+        let (mut a, b) = (make(), make());
+        assert!(b.prefetch_distance() > 0, "{layout:?}");
+        let mut b = BloomFilter::from(b);
+        let hashes: Vec<_> = (0..810_005u32)
+            .map(|i| ItemHash::of(&i.to_le_bytes()))
+            .collect();
+        let (mut want, mut got) = (Vec::new(), Vec::new());
+        for chunk in hashes.chunks(10_000) {
+            for h in chunk {
+                let r = a.add(h, &l);
+                let full = r == Err(BloomError::Full);
+                want.push(r);
+                if full {
+                    break;
+                }
+            }
+            b.add_hashes(chunk, 0, &l, &mut got);
+        }
+        assert!(
+            want.contains(&Err(BloomError::Full)),
+            "{layout:?}: never full"
+        );
+        assert_eq!(got, want, "{layout:?}");
+        assert_eq!(file_of(&BloomFilter::from(a)), file_of(&b), "{layout:?}");
+    }
 }
