@@ -281,7 +281,8 @@ pub(crate) const CHAIN_OVERHEAD: u64 = 32;
 /// The per-link part of `mem_usage` (RedisBloom's formula).
 pub(crate) const LINK_OVERHEAD: u64 = 64;
 
-/// The size from which batches prefetch ([`BloomChain::prefetch_distance`]).
+/// The size from which batches over classic links prefetch
+/// ([`BloomChain::prefetch_distance`]).
 pub const PREFETCH_FROM: u64 = 4 << 20;
 
 impl BloomChain {
@@ -559,12 +560,19 @@ impl BloomChain {
         self.scheme() == other.scheme()
     }
 
-    /// How many items ahead a batch prefetches ([`LOOKAHEAD`]), or 0 below
-    /// [`PREFETCH_FROM`] bytes, where the lines are in a cache and computing
-    /// the positions twice costs more than the prefetch saves.
+    /// How many items ahead a batch prefetches ([`LOOKAHEAD`]), or 0 for a
+    /// classic chain below [`PREFETCH_FROM`] bytes, where the lines are in a
+    /// cache and computing the positions twice costs more than the prefetch
+    /// saves (a blocked item's line is one product away: measured at 1 MiB,
+    /// blocked batches with prefetching were faster, adds 19.5 → 13.4 ns,
+    /// classic lookups slower, 10.8 → 14.7).
     pub(crate) fn prefetch_distance(&self) -> usize {
         let bytes = self.links.iter().map(|l| l.shape.bytes()).sum::<u64>();
-        if bytes >= PREFETCH_FROM {
+        let blocked = self
+            .links
+            .iter()
+            .all(|l| l.shape.layout == BloomLayout::Blocked);
+        if bytes >= PREFETCH_FROM || blocked {
             LOOKAHEAD
         } else {
             0

@@ -279,10 +279,11 @@ impl BloomFilter {
     /// memory it cannot keep, such as the Python package hashing straight from
     /// Python's buffers, hashes first and adds later). The results are appended
     /// to `out`, ending after a "full" error as `add_items`' do; the filter
-    /// lines of the hashes [`LOOKAHEAD`] ahead are prefetched (for a filter
-    /// below [`PREFETCH_FROM`](crate::bloom::PREFETCH_FROM) bytes, none). A
-    /// filter of one link tests and sets each item in one pass, in a loop of
-    /// its layout (`BloomChain::add_batch`).
+    /// lines of the hashes [`LOOKAHEAD`] ahead are prefetched (for a classic
+    /// filter below [`PREFETCH_FROM`](crate::bloom::PREFETCH_FROM) bytes,
+    /// none). A filter of one link tests and sets each item in one pass, in a
+    /// loop of its layout that prefetches a group of items at a time
+    /// (`BloomChain::add_batch`).
     pub fn add_hashes(
         &mut self,
         hashes: &[ItemHash],
