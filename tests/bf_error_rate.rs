@@ -11,25 +11,10 @@ mod common;
 
 use common::bf::*;
 use common::*;
+use ferrobloom_core::stats::max_false_positives as allowed;
 use redis::{Connection, Value};
 
 const PROBES: usize = 6000;
-
-fn allowed(probes: u64, p: f64) -> u64 {
-    let n = probes as f64;
-    let mut t = (n * p).floor() as u64 + 1;
-    loop {
-        let q = t as f64 / n;
-        if q >= 1.0 {
-            return probes;
-        }
-        let d = q * (q / p).ln() + (1.0 - q) * ((1.0 - q) / (1.0 - p)).ln();
-        if -n * d <= (1e-6f64).ln() {
-            return t - 1;
-        }
-        t += 1;
-    }
-}
 
 fn capacities() -> Vec<usize> {
     (1..=20)

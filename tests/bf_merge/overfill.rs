@@ -8,21 +8,7 @@
 use super::common::bf::*;
 use super::common::*;
 use super::{info_field, madd_all, present, state};
-
-/// The largest false-positive count of `probes` probes at a rate of at most `p`,
-/// except with probability below 1e-6 (Chernoff's bound on the binomial tail).
-fn allowed(probes: u64, p: f64) -> u64 {
-    let n = probes as f64;
-    let mut t = (n * p).floor() as u64 + 1;
-    loop {
-        let q = t as f64 / n;
-        let d = q * (q / p).ln() + (1.0 - q) * ((1.0 - q) / (1.0 - p)).ln();
-        if q >= 1.0 || -n * d <= (1e-6f64).ln() {
-            return t - 1;
-        }
-        t += 1;
-    }
-}
+use ferrobloom_core::stats::max_false_positives as allowed;
 
 #[test]
 fn overfilled_unions_are_refused_unless_overfill() {

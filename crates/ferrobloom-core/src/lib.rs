@@ -27,6 +27,7 @@ pub mod rdb;
 #[cfg(test)]
 #[path = "tests/roundtrip.rs"]
 mod roundtrip_tests;
+pub mod stats;
 #[cfg(test)]
 #[path = "tests/rng.rs"]
 pub(crate) mod test_rng;

@@ -32,23 +32,9 @@ impl SplitMix {
     }
 }
 
-/// The most false positives `probes` probes show, except with probability
-/// below 1e-6, when the rate is at most `p` (`bloom/tests/small.rs`' module doc: Chernoff's bound on the binomial tail).
-pub(crate) fn allowed(probes: u64, p: f64) -> u64 {
-    let n = probes as f64;
-    let mut t = (n * p).floor() as u64 + 1;
-    loop {
-        let q = t as f64 / n;
-        if q >= 1.0 {
-            return probes;
-        }
-        let d = q * (q / p).ln() + (1.0 - q) * ((1.0 - q) / (1.0 - p)).ln();
-        if -n * d <= (1e-6f64).ln() {
-            return t - 1;
-        }
-        t += 1;
-    }
-}
+/// The most false positives `probes` probes show at a rate of at most `p`
+/// (`crate::stats::max_false_positives`).
+pub(crate) use crate::stats::max_false_positives as allowed;
 
 /// A random 128-bit item hash (XXH3-128 of distinct items is modelled as
 /// uniform).
