@@ -235,6 +235,17 @@ impl Words {
         &self.lines
     }
 
+    /// Every cache line for writing, when writes are not tracked (`None`
+    /// while they are: [`line_mut`](Self::line_mut) marks each line).
+    #[inline(always)]
+    pub(crate) fn lines_mut_untracked(&mut self) -> Option<&mut [Line]> {
+        if self.written.is_tracking() {
+            None
+        } else {
+            Some(&mut self.lines)
+        }
+    }
+
     /// Cache line `i` for writing, if it exists.
     #[inline(always)]
     pub fn line_mut(&mut self, i: u64) -> Option<&mut Line> {

@@ -293,3 +293,109 @@ fn one_pass_add_matches_lookup_then_insert() {
         }
     }
 }
+
+#[test]
+fn prefetching_batch_lookups_answer_as_item_by_item_at_every_fill() {
+    // The prefetching batch loops of a one-link chain (`contains_batch` with
+    // a lookahead: blocked in groups, with the probe loop unrolled for 3 to
+    // 14 probes (6 at 0.01) or not (2 at 0.3); classic in two stages that
+    // fetch the rest of an item's lines only when its first probes pass, one
+    // probe while the link is under half full and two after) must answer as
+    // `contains` does, members, non-members and false positives alike
+    // (error 0.3: about a third of never-added items pass every probe, more
+    // pass the first ones), in batches longer than a stage (256 items).
+    let limits = Limits::default();
+    let layouts = [
+        BloomLayout::ClassicDouble,
+        BloomLayout::Classic,
+        BloomLayout::Blocked,
+    ];
+    for (layout, error) in layouts.iter().flat_map(|&l| [(l, 0.3), (l, 0.01)]) {
+        for fill in [0, 300, 999, 1000, 1990, 2000] {
+            let mut c = BloomChain::with_layout(2000, error, 0, layout, &limits).unwrap();
+            for i in 0..fill {
+                let _ = c.add(&h(&format!("m{i}")), &limits);
+            }
+            let probes: Vec<ItemHash> = (0..1500)
+                .map(|i| h(&format!("{}{}", ["m", "n"][i % 2], i / 2)))
+                .collect();
+            let want: Vec<bool> = probes.iter().map(|p| c.contains(p)).collect();
+            for ahead in [0, 1, 16] {
+                let mut got = vec![true];
+                c.contains_batch(&probes, ahead, &mut got);
+                assert_eq!(
+                    got[1..],
+                    want[..],
+                    "{layout:?} {error} fill {fill} ahead {ahead}"
+                );
+            }
+            let hits = want.iter().filter(|&&b| b).count();
+            if fill >= 1990 && error > 0.1 {
+                // All 750 members, and false positives (about 225) answer yes.
+                assert!(hits > 750 + 100 && hits < 1400, "{layout:?} {fill}: {hits}");
+            }
+        }
+    }
+}
+
+#[test]
+fn batch_adds_fill_and_grow_as_item_by_item_adds() {
+    // `add_batch` of a one-link chain runs a loop of its layout (blocked
+    // links of 6 and 7 probes without per-item checks while the link has room
+    // and its writes are not tracked) and hands the rest to `add`: answers,
+    // counts, "full" and growth must be those of item-by-item adds, with the
+    // same bits, filled past the capacity, with and without prefetching, in
+    // calls of uneven sizes (some straddling the moment the link fills).
+    let limits = Limits::default();
+    for layout in [BloomLayout::Blocked, BloomLayout::Classic] {
+        for error in [0.01, 0.005, 0.001] {
+            for expansion in [0, 2] {
+                for ahead in [0, 16] {
+                    let make = || {
+                        BloomChain::with_layout(3000, error, expansion, layout, &limits).unwrap()
+                    };
+                    let (mut one, mut batch) = (make(), make());
+                    let hashes: Vec<ItemHash> =
+                        (0..4000).map(|i| h(&format!("i{}", i % 3700))).collect();
+                    let (mut want, mut got) = (Vec::new(), Vec::new());
+                    for h in &hashes {
+                        let r = one.add(h, &limits);
+                        let full = r == Err(BloomError::Full);
+                        want.push(r);
+                        if full {
+                            break;
+                        }
+                    }
+                    let mut at = 0;
+                    for n in [1usize, 999, 1500, 7, 2000].iter().cycle() {
+                        let Some(chunk) = hashes.get(at..(at + n).min(hashes.len())) else {
+                            break;
+                        };
+                        if chunk.is_empty() {
+                            break;
+                        }
+                        let before = got.len();
+                        batch.add_batch(chunk, ahead, &limits, &mut got);
+                        at += n;
+                        if got.get(before..).unwrap().contains(&Err(BloomError::Full)) {
+                            break;
+                        }
+                    }
+                    let what = format!("{layout:?} {error} x{expansion} ahead {ahead}");
+                    assert_eq!(got, want, "{what}");
+                    assert_eq!(one.items(), batch.items(), "{what}");
+                    assert_eq!(one.links().len(), batch.links().len(), "{what}");
+                    for (x, y) in one.links().iter().zip(batch.links()) {
+                        assert_eq!(x.items(), y.items(), "{what}");
+                        assert!(x.data() == y.data(), "{what}: bits differ");
+                    }
+                    assert!(expansion == 0 || one.links().len() > 1, "{what}");
+                    assert!(
+                        expansion > 0 || want.last() == Some(&Err(BloomError::Full)),
+                        "{what}"
+                    );
+                }
+            }
+        }
+    }
+}
