@@ -39,7 +39,9 @@
 //!   that keeps to the capacity cannot put more in this one, so a stream
 //!   swinging ±30% within the window is sized exactly; at least half a
 //!   share); with less than a window of history, twice the busiest (at most a share
-//!   `capacity/K`; held to the room only while the generations held average
+//!   `capacity/K`; at least a share when the one generation held holds at
+//!   least a 64th of a share: it may be the partial first generation of a
+//!   stream at the capacity; held to the room only while the generations held average
 //!   at most a share, plus 5%), and once two generations are held at most
 //!   the last one's count (above a share on average: at most the trend or
 //!   the room, whichever is more), plus the lesser of 5% and `3·sqrt`; none,
@@ -79,9 +81,9 @@
 //! | steady at the capacity | 1.54 | 1.51 | 1.48 | 1.46 |
 //! | ±30% within the window | 2.78 | 1.57 | 2.59 | 1.51 |
 //! | Poisson, 0.95x capacity | 1.54 | 1.44 | 1.48 | 1.39 |
-//! | batches every W/50 | 1.54 | 1.50 | 1.48 | 1.44 |
+//! | batches every W/50 | 1.54 | 1.51 | 1.48 | 1.45 |
 //! | batches of capacity/22 every W/20 | 2.36 | 1.59 | 2.22 | 1.55 |
-//! | half the capacity (vs a plain filter of half) | 3.08 | 1.55 | 2.96 | 1.49 |
+//! | half the capacity (vs a plain filter of half) | 3.08 | 1.56 | 2.96 | 1.49 |
 //! | peaks 1.3x the capacity | 3.19 | 1.85 | 2.97 | 1.78 |
 //!
 //! Costs: up to 5% headroom on a rate-sized first link (`3·sqrt` of the
@@ -92,9 +94,9 @@
 //! at 1% at the bench's phase, up to 1.65x at others (the busiest of the
 //! last four sizes four generations for six batches); one batch of 0.3x the
 //! capacity per generation (20% over it) 1.80x at 1% in 6 links.
-//! The first window of a new stream costs more (up to 1.69x swinging, 1.90x
+//! The first window of a new stream costs more (up to 1.68x swinging, 1.89x
 //! peaking at 1.3x, 1.91x in batches of 0.3x at the bench's phase; up to
-//! 1.71x and 1.97x swinging and peaking at others): its generations are
+//! 1.72x and 1.97x swinging and peaking at others): its generations are
 //! sized before a window of history exists.
 //!
 //! # Speed

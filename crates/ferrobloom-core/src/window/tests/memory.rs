@@ -303,14 +303,18 @@ fn window_budget_holds_under_random_streams() {
 /// A new stream's first three windows at eight phases against the
 /// generations (starting `T0` plus 0, 1/32, ..., 7/32 of a window): the most
 /// memory from the start, worst phase, against a plain filter. Issue #27's
-/// third round of sizing (young first links at most the last generation's
-/// count, or above a share the trend or the room; their error by their
-/// items; growth links at the steady error per item) reaches, at 1% / 0.1%:
-/// steady 1.544x / 1.490x, batches of capacity/52 1.548x / 1.498x, swinging
-/// ±30% 1.728x / 1.675x, batches of capacity/22 1.657x / 1.590x, peaks of
-/// 1.3x 1.993x / 1.900x, half the capacity 1.093x / 1.052x. Before it:
-/// 1.627x / 1.552x, 1.619x / 1.545x, 1.799x / 1.752x, 1.663x / 1.615x,
-/// 2.042x / 1.946x, 1.315x / 1.290x (each bound below fails on it).
+/// fourth round (a young generation after a single held one of at least a
+/// 64th of a share gets at least a share) reaches, at 1% / 0.1%: steady
+/// 1.513x / 1.461x, batches of capacity/52 1.518x / 1.466x, swinging ±30%
+/// 1.725x / 1.672x, batches of capacity/22 1.669x / 1.612x, peaks of 1.3x
+/// 1.992x / 1.900x, half the capacity 1.093x / 1.052x. Before it (third
+/// round): 1.544x / 1.490x, 1.548x / 1.498x, 1.728x / 1.675x, 1.657x /
+/// 1.590x, 1.993x / 1.900x, 1.093x / 1.052x (the bounds of steady and
+/// batches of capacity/52 fail on it; this round costs batches of
+/// capacity/22 0.7% / 1.4% here, not at the bench's capacity: see
+/// docs/windowed.md). Before the third round: 1.627x / 1.552x, 1.619x /
+/// 1.545x, 1.799x / 1.752x, 1.663x / 1.615x, 2.042x / 1.946x, 1.315x /
+/// 1.290x.
 #[test]
 #[cfg_attr(
     not(feature = "slow-tests"),
@@ -320,10 +324,10 @@ fn window_memory_from_the_start_at_every_phase() {
     for p in [0.01, 0.001] {
         let plain = plain_size(CAP, p) as f64;
         for (pattern, most) in [
-            ("steady", 1.6),
-            ("batches", 1.6),
+            ("steady", 1.53),
+            ("batches", 1.53),
             ("swing30", 1.74),
-            ("batches20", 1.66),
+            ("batches20", 1.67),
             ("peak130", 2.0),
             ("half", 1.15),
         ] {
