@@ -12,7 +12,10 @@ the n items (hits) and of min(n, --probes) never-added items (misses, which give
 the measured FP rate), new bytes objects for every timed call (Python caches a bytes
 object's hash(), which rbloom hashes with by default). Each round builds every library's filter afresh. Batch
 calls where the library has them: rbloom and pybloomfiltermmap3 have no batch
-lookup (a list comprehension of `in`). Memory: the filter's bytes as the
+lookup (a list comprehension of `in`). Sizes up to 2M items run at least
+--small-rounds rounds (9): a round takes seconds there, and from one run to the
+next a library's median over 3 rounds moved by up to 30% on a shared 2-core
+machine, enough to swap two libraries' order. Memory: the filter's bytes as the
 library reports them (rbloom size_in_bits/8, fastbloom-rs len(get_bytes()),
 pybloomfiltermmap3 num_bits/8, ferrobloom INFO Size)."""
 
@@ -80,13 +83,14 @@ def timed(fn, arg):
     return time.perf_counter() - t, r
 
 
-def run(sizes, rounds, probes_max):
+def run(sizes, rounds, probes_max, small_rounds=9):
     libs = libraries()
     out = []
     for n in sizes:
         m = min(n, probes_max)
         rows = {name: {"add": [], "hit": [], "miss": [], "fp": None, "bytes": None} for name in libs}
-        for rnd in range(rounds):
+        n_rounds = max(rounds, small_rounds) if n <= 2_000_000 else rounds
+        for rnd in range(n_rounds):
             for name, make in libs.items():
                 f, add, contains, size = make(n)
                 row = rows[name]
@@ -106,7 +110,7 @@ def run(sizes, rounds, probes_max):
                 row["bytes"] = int(size())
                 del f, add, contains, size, r
                 gc.collect()
-                print(f"n={n} round {rnd + 1}/{rounds} {name}: add {row['add'][-1]:.0f} "
+                print(f"n={n} round {rnd + 1}/{n_rounds} {name}: add {row['add'][-1]:.0f} "
                       f"hit {row['hit'][-1]:.0f} miss {row['miss'][-1]:.0f} ns/item, "
                       f"fp {row['fp']:.4f}, {row['bytes']} bytes", file=sys.stderr, flush=True)
         gc.collect()
@@ -119,10 +123,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1000000,10000000,100000000")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--small-rounds", type=int, default=9, help="least rounds for sizes up to 2M")
     ap.add_argument("--probes", type=int, default=10_000_000, help="most never-added lookups per size")
     ap.add_argument("--json", help="write the rows here")
     a = ap.parse_args()
-    rows = run([int(float(x)) for x in a.sizes.split(",")], a.rounds, a.probes)
+    rows = run([int(float(x)) for x in a.sizes.split(",")], a.rounds, a.probes, a.small_rounds)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -1659,11 +1659,12 @@ def part_python(args, env):
     if not a.python:
         log("python: no --python interpreter given: skipped")
         return {"inprocess": [], "bulk": [], "skipped": True}
-    res = {"rounds": a.python_rounds}
+    res = {"rounds": a.python_rounds, "small_rounds": a.python_small_rounds}
     with tempfile.TemporaryDirectory(prefix="ferrobloom-pybench-") as d:
         out = os.path.join(d, "inprocess.json")
         subprocess.run([a.python, os.path.join(HERE, "python_inprocess.py"), "--sizes", a.python_sizes,
-                        "--rounds", str(a.python_rounds), "--json", out], check=True, cwd=d)
+                        "--rounds", str(a.python_rounds), "--small-rounds", str(a.python_small_rounds),
+                        "--json", out], check=True, cwd=d)
         res["inprocess"] = json.load(open(out))
         out = os.path.join(d, "bulk.json")
         if a.python_bulk_sizes:
@@ -1692,7 +1693,7 @@ def render_python(res):
            "non-scaling filters of n items at 1%, items `b\"item-<i>\"`, hits = the n items, misses = "
            "up to 10M never-added items (their share of positives = the measured FP rate); the "
            "libraries interleaved round by round in one process, "
-           f"{res['rounds']} round(s), median (min-max). Batch calls where the library has them "
+           f"{res['rounds']} round(s) (at least {res.get('small_rounds', res['rounds'])} up to 2M items), median (min-max). Batch calls where the library has them "
            "(rbloom and pybloomfiltermmap3 have no batch lookup: a list comprehension of `in`). "
            "\"vs fastest\": the fastest other library's median / ferrobloom's, for add / hit / miss "
            "(above 1: ferrobloom faster).\n\n"
@@ -1776,6 +1777,8 @@ def main():
     g.add_argument("--python", default="", help="a venv's python with the package and the peers (empty: part skipped)")
     g.add_argument("--python-sizes", default="1000000,10000000,100000000")
     g.add_argument("--python-rounds", type=int, default=3)
+    g.add_argument("--python-small-rounds", type=int, default=9,
+                   help="least rounds for sizes up to 2M items (seconds each; medians of 3 swapped libraries)")
     g.add_argument("--python-bulk-sizes", default="10000000", help="bulk-load sizes (empty: none)")
     g = ap.add_argument_group("merge")
     g.add_argument("--merge-mib", default="16,64,256", help="size of each merged filter, MiB")
@@ -1795,6 +1798,7 @@ def main():
         a.merge_mib = "16,64"
         a.window_capacities, a.window_probes, a.window_seconds = [100_000], 100_000, 8.0
         a.python_sizes, a.python_bulk_sizes, a.python_rounds = "100000", "100000", 1
+        a.python_small_rounds = 1
     a.module = os.path.abspath(a.module)
     if a.redisbloom and not os.path.exists(a.redisbloom):
         log(f"RedisBloom not found at {a.redisbloom}: measured without it")
