@@ -364,7 +364,8 @@ impl Link {
     /// [`add_run`](Self::add_run) of a blocked link of `K` probes: while the
     /// link has room for the rest of the batch (each add adds one item at
     /// most, so no item needs a check) and its writes are not tracked (a link
-    /// of less than 1 MiB, or one whose pages are all written: `bits::Written`),
+    /// of less than 1 MiB, or one that has taken four items a page, when
+    /// tracking stops: `Link::count_insert`, `bits::Written`),
     /// a loop over the lines with the probe loop unrolled, prefetching in
     /// groups; otherwise `add_run`. Same answers, counts and bits.
     fn blocked_add_k<const K: usize>(
