@@ -11,7 +11,7 @@
 //! its probe count; a large classic link's lookups in two stages, so that a
 //! line is fetched from memory only for an item whose earlier probes passed).
 
-use super::link::{block_all, block_all_k, block_test_and_insert_k, classic_bit};
+use super::link::{block_all, block_test_and_insert, classic_bit};
 use super::*;
 use crate::bits::prefetch;
 use crate::hash::fastrange;
@@ -415,7 +415,7 @@ impl Link {
                 for h in group {
                     let new = lines
                         .get_mut(line(h))
-                        .is_some_and(|l| block_test_and_insert_k::<K>(l, h.hi));
+                        .is_some_and(|l| block_test_and_insert(l, h.hi, K as u32));
                     added += u64::from(new);
                     out.push(Ok(new));
                 }
@@ -484,7 +484,7 @@ impl Link {
                 }
             }
             for (h, o) in group.iter().zip(d.iter_mut()) {
-                *o = line(h).is_some_and(|l| block_all_k::<K>(l, h.hi));
+                *o = line(h).is_some_and(|l| block_all(l, h.hi, K as u32));
             }
         }
     }

@@ -224,9 +224,8 @@ impl Link {
     #[inline(always)]
     pub(super) fn blocked_test_and_insert<const K: usize>(&mut self, h: &ItemHash) -> bool {
         let tracking = self.words.tracking();
-        let (block, k) = (self.block(h), self.shape.hashes);
-        let added = match self.words.line_mut(block) {
-            Some(line) if K > 0 => block_test_and_insert_k::<K>(line, h.hi),
+        let k = if K > 0 { K as u32 } else { self.shape.hashes };
+        let added = match self.words.line_mut(self.block(h)) {
             Some(line) => block_test_and_insert(line, h.hi, k),
             None => false,
         };
@@ -442,19 +441,6 @@ fn block_insert(line: &mut Line, hi: u64, k: u32) {
     }
 }
 
-/// [`block_all`] for `K` probes: a constant count, so the loop is unrolled.
-#[inline(always)]
-pub(super) fn block_all_k<const K: usize>(line: &Line, hi: u64) -> bool {
-    let mut all = 1u64;
-    let mut g = hi;
-    for _ in 0..K {
-        g = g.wrapping_mul(BLOCK_MUL);
-        let bit = (g >> 55) as usize;
-        all &= line.0[bit >> 6] >> (bit & 63);
-    }
-    all & 1 == 1
-}
-
 /// Whether a blocked link's probes are all set in `line`, without a branch
 /// between them.
 #[inline(always)]
@@ -469,24 +455,9 @@ pub(super) fn block_all(line: &Line, hi: u64, k: u32) -> bool {
     all & 1 == 1
 }
 
-/// [`block_test_and_insert`] for `K` probes (unrolled).
-#[inline(always)]
-pub(super) fn block_test_and_insert_k<const K: usize>(line: &mut Line, hi: u64) -> bool {
-    let mut all = 1u64;
-    let mut g = hi;
-    for _ in 0..K {
-        g = g.wrapping_mul(BLOCK_MUL);
-        let bit = (g >> 55) as usize;
-        let w = &mut line.0[bit >> 6];
-        all &= *w >> (bit & 63);
-        *w |= 1u64 << (bit & 63);
-    }
-    all & 1 == 0
-}
-
 /// [`block_insert`] that says whether one of the probes was clear.
 #[inline(always)]
-fn block_test_and_insert(line: &mut Line, hi: u64, k: u32) -> bool {
+pub(super) fn block_test_and_insert(line: &mut Line, hi: u64, k: u32) -> bool {
     let mut g = hi;
     let mut all = 1u64;
     for _ in 0..k {
