@@ -5,7 +5,7 @@
 //!
 //! Method: a filter of `--capacity` items per window of 60 s gets a stream for
 //! `--windows` windows, starting at a time that is not a generation boundary
-//! (`T0`, 12.345 s past one, plus `--phase` ms), in steps of 100 ms (the items of a step are added
+//! (`T0`, 12.345 s past one, plus `--phase` ms), in steps of 100 ms (`--step ms`) (the items of a step are added
 //! at the step's time). Patterns, with `r = capacity / window`:
 //!
 //! | name | rate |
@@ -32,7 +32,7 @@
 //!
 //! Run: `cargo run --release -p ferrobloom-core --example bench_window_memory --
 //!       [--capacity 200000] [--errors 0.01,0.001] [--windows 10] [--probes 100000]
-//!       [--patterns steady,swing30,...] [--layout paired] [--phase 0] [--trace] [--bound]`
+//!       [--patterns steady,swing30,...] [--layout paired] [--phase 0] [--step 100] [--trace] [--bound]`
 //! Output: one JSON object per row on stdout. `--trace`: at the end of every
 //! generation, each generation held and its links (items/entries error) on
 //! stderr. `--bound`: instead of running filters, the memory a sizing with
@@ -49,7 +49,15 @@ use ferrobloom_core::hash::ItemHash;
 use ferrobloom_core::window::Window;
 
 const W: u64 = 60_000;
-const STEP: u64 = 100;
+/// `--step ms`: the stream's items arrive once per step (100 ms by default;
+/// the server test `tests/bf_window/memory.rs` steps a hundredth of its window).
+static STEP_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(100);
+
+fn step() -> u64 {
+    STEP_MS
+        .load(std::sync::atomic::Ordering::Relaxed)
+        .clamp(1, W)
+}
 const T0_BASE: u64 = 1_800_000_012_345;
 /// `--phase ms` moves the start (and so the streams' alignment with the
 /// generations) later by that much.
@@ -63,7 +71,7 @@ fn t0() -> u64 {
 /// Items arriving in the step starting at `t` ms after the start (fractional
 /// counts carried in `acc`).
 fn arrivals(pattern: &str, cap: u64, t: u64, acc: &mut f64, rng: &mut SplitMix) -> u64 {
-    let r = cap as f64 / W as f64 * STEP as f64; // items per step at capacity
+    let r = cap as f64 / W as f64 * step() as f64; // items per step at capacity
     let x = t as f64 / W as f64 * std::f64::consts::TAU;
     let want = match pattern {
         "steady" => r,
@@ -78,8 +86,8 @@ fn arrivals(pattern: &str, cap: u64, t: u64, acc: &mut f64, rng: &mut SplitMix) 
             let per = if pattern == "batches" { 50 } else { 20 };
             let slot = W / per;
             let at = |s: u64| s * slot + SplitMix(s.wrapping_mul(0x9E37) ^ 0xba7c).next() % slot;
-            let hits = (t / slot..=(t + STEP - 1) / slot)
-                .filter(|&s| (t..t + STEP).contains(&at(s)))
+            let hits = (t / slot..=(t + step() - 1) / slot)
+                .filter(|&s| (t..t + step()).contains(&at(s)))
                 .count() as u64;
             return hits * (cap / (per + 2));
         }
@@ -94,8 +102,8 @@ fn arrivals(pattern: &str, cap: u64, t: u64, acc: &mut f64, rng: &mut SplitMix) 
             let slot = W / 4;
             let abs = t0() + t;
             let at = |g: u64| g * slot + SplitMix(g.wrapping_mul(0x9E37) ^ 0x9a27).next() % slot;
-            let hits = (abs / slot..=(abs + STEP - 1) / slot)
-                .filter(|&g| (abs..abs + STEP).contains(&at(g)))
+            let hits = (abs / slot..=(abs + step() - 1) / slot)
+                .filter(|&g| (abs..abs + step()).contains(&at(g)))
                 .count() as u64;
             return hits * share;
         }
@@ -156,6 +164,7 @@ fn main() {
     let gen_ms = W / 4;
     let trace = a.str("trace", "") == "1";
     PHASE.store(a.u64("phase", 0), std::sync::atomic::Ordering::Relaxed);
+    STEP_MS.store(a.u64("step", 100), std::sync::atomic::Ordering::Relaxed);
     if a.str("bound", "") == "1" {
         return bound_rows(&errors, &patterns, cap, windows, layout, &lim);
     }
@@ -171,8 +180,8 @@ fn main() {
             // Items added per step, to count the most items any window held.
             let mut per_step: Vec<u64> = Vec::new();
             let mut most_window = 0u64;
-            for s in 0..windows * W / STEP {
-                let t = s * STEP;
+            for s in 0..windows * W / step() {
+                let t = s * step();
                 let now = t0() + t;
                 let n = arrivals(pat, cap, t, &mut acc, &mut rng);
                 for _ in 0..n {
@@ -180,7 +189,7 @@ fn main() {
                     id += 1;
                 }
                 drop(f.take_retired());
-                if trace && (now + STEP) / gen_ms != now / gen_ms {
+                if trace && (now + step()) / gen_ms != now / gen_ms {
                     let mut line = format!("t={:.1}s mem={}", t as f64 / 1000.0, f.mem_usage());
                     for (i, c) in f.generation_list() {
                         line += &format!(" | g{} n={}:", i % 1000, c.items());
@@ -193,7 +202,7 @@ fn main() {
                     eprintln!("{line}");
                 }
                 per_step.push(n);
-                let from = per_step.len().saturating_sub((W / STEP) as usize);
+                let from = per_step.len().saturating_sub((W / step()) as usize);
                 most_window = most_window.max(per_step[from..].iter().sum());
                 most = most.max(f.mem_usage());
                 if t >= 2 * W {
@@ -201,7 +210,7 @@ fn main() {
                 }
                 most_links = most_links.max(f.link_count());
                 // The fullest moment: the last step before a boundary.
-                if t >= W && (now + STEP) / gen_ms != now / gen_ms {
+                if t >= W && (now + step()) / gen_ms != now / gen_ms {
                     let hits = (0..probes)
                         .filter(|_| {
                             probe_id += 1;
@@ -265,8 +274,8 @@ fn bound_rows(
             let mut acc = 0.0;
             let first = t0() / gen_ms;
             let mut counts: Vec<u64> = Vec::new();
-            for s in 0..windows * W / STEP {
-                let t = s * STEP;
+            for s in 0..windows * W / step() {
+                let t = s * step();
                 let g = ((t0() + t) / gen_ms - first) as usize;
                 if counts.len() <= g {
                     counts.resize(g + 1, 0);
