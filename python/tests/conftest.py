@@ -9,7 +9,10 @@ in its own temporary directory, with the freshly built module.
   on the CI machine); ``valkey9`` comes from ``scripts/peers.sh valkey9``;
   RedisBloom 2.8.2 (``scripts/peers.sh redisbloom``) runs on ``redis-server``.
   ``FERROBLOOM_PY_SERVERS`` (default ``redis valkey9``) lists the servers the
-  ferrobloom tests run on; a listed server that cannot be found fails the
+  ferrobloom tests run on; ``test_server.py`` (a local filter against the
+  server, every kind and layout) runs on ``FERROBLOOM_PY_IDENTITY_SERVERS``
+  (default ``redis valkey8 valkey9 redis8``: Valkey 8.1.8 and Redis 8.2.3 from
+  ``scripts/peers.sh`` too). A listed server that cannot be found fails the
   run, RedisBloom missing skips its tests.
 """
 
@@ -205,6 +208,9 @@ class Server:
 
 
 SERVERS = os.environ.get("FERROBLOOM_PY_SERVERS", "redis valkey9").split()
+IDENTITY_SERVERS = os.environ.get(
+    "FERROBLOOM_PY_IDENTITY_SERVERS", "redis valkey8 valkey9 redis8"
+).split()
 
 
 def _binary(name: str) -> str:
@@ -220,10 +226,15 @@ def module() -> str:
     return _module()
 
 
+def start_server(name: str, module: str) -> "Server":
+    s = Server(_binary(name), module)
+    s.name = name
+    return s
+
+
 @pytest.fixture(scope="session", params=SERVERS)
 def server(request, module):
-    s = Server(_binary(request.param), module)
-    s.name = request.param
+    s = start_server(request.param, module)
     yield s
     s.stop()
 

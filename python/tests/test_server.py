@@ -10,7 +10,18 @@ import pytest
 import redis
 
 import ferrobloom
+from conftest import IDENTITY_SERVERS, start_server
 from ferrobloom import BloomFilter, CuckooFilter, FilterError
+
+
+@pytest.fixture(scope="module", params=IDENTITY_SERVERS)
+def server(request, module):
+    """Every server this suite runs on (conftest.py: Redis 7.0, Valkey 8 and 9,
+    Redis 8.2), where the other suites run on two."""
+    s = start_server(request.param, module)
+    yield s
+    s.stop()
+
 
 SEED = bytes(range(32))
 
