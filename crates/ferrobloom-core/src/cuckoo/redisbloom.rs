@@ -155,7 +155,19 @@ impl CuckooFilter {
             max_iterations: u16_at(34),
             expansion: u16_at(36),
         };
-        Self::plan_rb_fields(&f, max_bytes)
+        let plan = Self::plan_rb_fields(&f, max_bytes)?;
+        // A count above the slots is refused, as in ferrobloom's own header
+        // (RedisBloom's LOADCHUNK takes it; no filter it writes has one):
+        // `encode_rb_header` writes the count capped at the slots, so such a
+        // header came back different from a SCANDUMP of what it loaded
+        // (found by the `cuckoo_chunks` fuzz target).
+        let slots = plan.buckets.iter().fold(0u64, |s, b| {
+            s.saturating_add(b.saturating_mul(f.bucket_size))
+        });
+        if f.items > slots {
+            return Err(CuckooError::BadHeader("number of items"));
+        }
+        Ok(plan)
     }
 
     /// Loads RedisBloom's RDB payload of `MBbloomCF` encoding version 0-4, as its

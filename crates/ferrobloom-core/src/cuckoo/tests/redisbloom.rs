@@ -29,6 +29,34 @@ fn redisbloom_fingerprint_buckets_and_header() {
     assert!(CuckooFilter::new(&p, u64::MAX).is_err());
 }
 
+/// A RedisBloom header whose item count exceeds its slots is refused, as
+/// ferrobloom's own header's is: the header written back caps the count, so
+/// the filter would not dump as the header that loaded it (fuzz finding,
+/// `fuzz/corpus/cuckoo_chunks/regression-rb-header-item-count`).
+#[test]
+fn redisbloom_header_with_more_items_than_slots_is_refused() {
+    let f = CuckooFilter::new(&rb_params(1024, 2, 1), u64::MAX).unwrap();
+    let header = f.encode_header();
+    let word = |o: usize| u64::from_le_bytes(header[o..o + 8].try_into().unwrap());
+    assert_eq!(word(24), 1, "one sub-filter");
+    let slots = word(8) * 2;
+    let with_items = |n: u64| {
+        let mut h = header.clone();
+        h[..8].copy_from_slice(&n.to_le_bytes());
+        h
+    };
+    let full = with_items(slots);
+    let back = CuckooFilter::from_header(&full, u64::MAX).unwrap();
+    assert_eq!(back.num_items(), slots);
+    assert_eq!(back.encode_header(), full);
+    let lying = with_items(slots + 1);
+    assert!(matches!(
+        CuckooFilter::from_header(&lying, u64::MAX),
+        Err(CuckooError::BadHeader("number of items"))
+    ));
+    assert!(CuckooFilter::from_rb_header(&lying, u64::MAX).is_err());
+}
+
 #[test]
 fn redisbloom_counts_a_bucket_that_is_both_candidates_twice() {
     // Two buckets: an even fingerprint's alternate term `fp * 0x5bd1e995` is even,
