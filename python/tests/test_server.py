@@ -6,6 +6,8 @@ Bad parameters get the server's error texts; push and pull keep their
 promises (atomic replace, refusals before anything is sent, missing keys,
 wrong types)."""
 
+import itertools
+
 import pytest
 import redis
 
@@ -375,6 +377,11 @@ class WritingClient:
     """A client that adds items to the key between the SCANDUMP calls of the
     first `walks` walks (another client writing during a pull)."""
 
+    # Item names unique across instances: `id(self)` was reused by the next
+    # instance once the first was freed, so its adds were of items already
+    # added, changed nothing, and the walk found the key unchanged.
+    names = itertools.count()
+
     def __init__(self, client, key, walks):
         self.c, self.key, self.left, self.n = client, key, walks, 0
 
@@ -384,7 +391,7 @@ class WritingClient:
             if int(args[2]) != 0 and int(r[0]) == 0:
                 self.left -= 1  # a walk ended
             self.n += 1
-            self.c.execute_command("BF.ADD", self.key, "concurrent-%d-%d" % (id(self), self.n))
+            self.c.execute_command("BF.ADD", self.key, "concurrent-%d" % next(self.names))
         return r
 
     def __getattr__(self, name):
