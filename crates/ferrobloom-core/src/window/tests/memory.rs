@@ -4,7 +4,7 @@
 //! `make bench`), on a smaller filter.
 
 use super::*;
-use crate::window::sizing::{link_fpr, MARGIN};
+use crate::window::sizing::{link_fpr, young_bounds, YoungBound, MARGIN};
 
 const W: u64 = 1_000;
 const STEP: u64 = 10;
@@ -351,5 +351,34 @@ fn window_memory_from_the_start_at_every_phase() {
             println!("{pattern} p={p}: worst phase {worst:.3}x from the start");
             assert!(worst <= most, "{pattern} at {p}: {worst}x from the start");
         }
+    }
+}
+
+/// A young stream's last counts that stand out (issue #27, seventh round;
+/// `young_bounds` in `window/sizing.rs`), from the bench's streams at
+/// capacity 200,000 (a share of 50,000; counts newest first, 0 for a
+/// generation not held): batches of capacity/22 at 13.3 s, a six among fives
+/// after a partial first generation, bounded by the five; batches of
+/// capacity/52 at 13.3 s, fourteen batches after a partial first generation
+/// (a share), then the dip of eleven after them (their mean); and what must
+/// not be bounded: peaks of 1.3x rising over their partial first generation
+/// (56,088 after 2,681), a steady stream, a swinging one over two shares, a
+/// five after a six (batches of capacity/22 at 7.6 s: the dip rule sized
+/// its next generation for five and a half and cost 0.5% from the start).
+#[test]
+fn young_bounds_of_spikes_and_dips() {
+    let share = 50_000;
+    let cases: [([u64; 4], Option<YoungBound>); 8] = [
+        ([54_514, 45_442, 9_090, 0], Some(YoungBound::Spike(45_442))),
+        ([53_827, 11_538, 0, 0], Some(YoungBound::Share)),
+        ([42_301, 53_827, 11_538, 0], Some(YoungBound::Dip(48_064))),
+        ([56_088, 2_681, 0, 0], None),
+        ([50_000, 50_000, 12_000, 0], None),
+        ([61_000, 56_000, 9_300, 0], None),
+        ([45_450, 54_538, 27_270, 0], None),
+        ([45_000, 11_538, 0, 0], None),
+    ];
+    for (counts, want) in cases {
+        assert_eq!(young_bounds(&counts, share), want, "{counts:?}");
     }
 }
