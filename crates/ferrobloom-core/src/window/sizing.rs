@@ -190,7 +190,6 @@ const SPIKE_PART: u64 = 8;
 /// half a period apart); a stream rising into a spike rose before it or dips
 /// (more than `3·sqrt`) after it.
 fn spike_bound(counts: &[u64]) -> Option<u64> {
-    let margin = |c: u64| deviations(c).max(c / SPIKE_PART);
     let (j, &top) = counts
         .iter()
         .enumerate()
@@ -202,7 +201,7 @@ fn spike_bound(counts: &[u64]) -> Option<u64> {
         .map(|(_, &c)| c)
         .max()?;
     let (c1, c2, c3) = (*counts.first()?, *counts.get(1)?, *counts.get(2)?);
-    if second > 0 && top > second.saturating_add(margin(second)) {
+    if second > 0 && top > second.saturating_add(spike_margin(second)) {
         let since = counts.get(..j)?;
         let calm = j == 0 && c2 <= c3.saturating_add(deviations(c3));
         let level = (1..=2).contains(&j)
@@ -220,8 +219,8 @@ fn spike_bound(counts: &[u64]) -> Option<u64> {
     let alternating = near(c1, top)
         && near(c1, c3)
         && near(c3, c1)
-        && c4 > c2.saturating_add(margin(c2))
-        && low.saturating_add(margin(low)) < c1.min(c3);
+        && c4 > c2.saturating_add(spike_margin(c2))
+        && low.saturating_add(spike_margin(low)) < c1.min(c3);
     (alternating && low > 0).then_some(low)
 }
 
