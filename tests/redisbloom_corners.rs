@@ -1,8 +1,9 @@
 //! Corner replies of the chunk commands, compared live with RedisBloom 2.8.2:
 //! CF.LOADCHUNK with a negative iterator, 38-byte cuckoo headers that fail
 //! validation, BF.LOADCHUNK with an empty chunk (and iterators at the chunk's
-//! length), and CF.SCANDUMP from an iterator inside a sub-filter of a filter
-//! migrated from RedisBloom.
+//! length), CF.SCANDUMP from an iterator inside a sub-filter of a filter
+//! migrated from RedisBloom, and a live CF.SCANDUMP walk during compaction
+//! (RedisBloom's copy loses items; ferrobloom refuses the walk).
 
 mod common;
 
@@ -176,4 +177,97 @@ fn range_errors_have_redisbloom_2_8_texts() {
         let c = cmd(&line.split(' ').collect::<Vec<_>>());
         both(&mut rb, &mut fb, &c);
     }
+}
+
+/// Walks `key` with CF.SCANDUMP into `copy`, deleting the first 300 of
+/// `all` and compacting after the first data chunk if `compact`. The copy's held count of
+/// the items left, or the first error.
+fn walk_during_compaction(
+    con: &mut redis::Connection,
+    key: &str,
+    copy: &str,
+    all: &[String],
+    compact: bool,
+) -> Result<usize, String> {
+    let mut it = 0i64;
+    let mut chunks = 0;
+    loop {
+        let (next, data): (i64, Vec<u8>) = redis::cmd("CF.SCANDUMP")
+            .arg(key)
+            .arg(it)
+            .query(con)
+            .map_err(|e| e.to_string())?;
+        if next == 0 {
+            break;
+        }
+        let _: String = redis::cmd("CF.LOADCHUNK")
+            .arg(copy)
+            .arg(next)
+            .arg(data)
+            .query(con)
+            .map_err(|e| e.to_string())?;
+        if it != 0 {
+            chunks += 1;
+        }
+        if compact && chunks == 1 && it != 0 {
+            for item in &all[..300] {
+                let _: i64 = redis::cmd("CF.DEL").arg(key).arg(item).query(con).unwrap();
+            }
+            let _: String = redis::cmd("CF.COMPACT").arg(key).query(con).unwrap();
+        }
+        it = next;
+    }
+    let held: Vec<i64> = redis::cmd("CF.MEXISTS")
+        .arg(copy)
+        .arg(&all[300..])
+        .query(con)
+        .unwrap();
+    Ok(held.iter().filter(|&&x| x == 1).count())
+}
+
+/// A live SCANDUMP walk of a RedisBloom filter that compacts after its first
+/// chunk: RedisBloom 2.8.2 answers every call and its copy lacks items the
+/// source still holds; the same filter moved into ferrobloom refuses the walk
+/// (docs/operations.md, "Live copies").
+#[test]
+fn live_walk_during_compaction_redisbloom_loses_items_ferrobloom_refuses() {
+    let Some((rbs, fbs)) = side_by_side(&[]) else {
+        return;
+    };
+    let (mut rb, mut fb) = (rbs.conn(), fbs.conn());
+    let all: Vec<String> = items("i", 1_500).collect();
+    reply(
+        &mut rb,
+        &cmd(&["CF.RESERVE", "cf", "256", "EXPANSION", "2"]),
+    );
+    reply(
+        &mut rb,
+        &with_items(&["CF.INSERT", "cf", "ITEMS"], all.clone()),
+    );
+    restore(&mut fb, "cf", &dump(&mut rb, b"cf"));
+    both(&mut rb, &mut fb, &cmd(&["CF.INFO", "cf"]));
+    let theirs = walk_during_compaction(&mut rb, "cf", "copy", &all, true);
+    let ours = walk_during_compaction(&mut fb, "cf", "copy", &all, true);
+    eprintln!("RedisBloom's copy: {theirs:?} of 1200; ferrobloom: {ours:?}");
+    assert!(matches!(theirs, Ok(n) if n < 1_200), "{theirs:?}");
+    assert_eq!(
+        ours,
+        Err(
+            "ResponseError: the filter moved items since this SCANDUMP walk began \
+             (start the walk again at 0)"
+                .to_string()
+        )
+    );
+    // Both sources hold the 1,200 (the same filter); a walk begun again
+    // copies them all.
+    both(
+        &mut rb,
+        &mut fb,
+        &with_items(&["CF.MEXISTS", "cf"], all[300..].to_vec()),
+    );
+    both(&mut rb, &mut fb, &cmd(&["CF.DEBUG", "cf"]));
+    assert_eq!(
+        walk_during_compaction(&mut fb, "cf", "again", &all, false),
+        Ok(1_200)
+    );
 }

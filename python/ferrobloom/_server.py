@@ -24,6 +24,9 @@ TEMP_TTL_SECONDS = 3600
 # How often pull walks again when the key changed during the walk.
 PULL_ATTEMPTS = 3
 
+# ferrobloom's refusal of a SCANDUMP walk once a cuckoo filter moved items.
+_MOVED = "the filter moved items"
+
 # The module types' names (TYPE's reply), ferrobloom's and RedisBloom's alike.
 _TYPES = {b"MBbloom--": "BF", b"MBbloomCF": "CF"}
 
@@ -206,7 +209,8 @@ def pull(client: Any, key: Union[str, bytes], *, progress: Optional[bool] = None
 
     SCANDUMP walks the filter chunk by chunk, so a write during the walk could
     mix two states: pull reads the header again at the end and walks again
-    (up to three times) when it changed. Every write that adds or removes an
+    (up to three times) when it changed, or when a cuckoo filter refused the
+    walk because it moved items meanwhile. Every write that adds or removes an
     item changes the header (its item counts), so the result is a state the key
     held; if the key keeps changing, FilterError is raised. Raises FilterError
     with the server's texts for a missing key (``ERR not found``) and a key of
@@ -227,6 +231,12 @@ def pull(client: Any, key: Union[str, bytes], *, progress: Optional[bool] = None
         pb = bar(progress, 0, "pull")
         try:
             chunks = _walk(client, scandump, key, pb)
+        except Exception as e:
+            # A cuckoo filter that moved items during the walk refuses the
+            # rest of it ("start the walk again at 0"): walk again.
+            if _MOVED in str(e):
+                continue
+            raise
         finally:
             pb.close()
         again = client.execute_command(scandump, key, 0)

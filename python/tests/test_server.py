@@ -409,6 +409,45 @@ def test_pull_retries_when_the_key_changes_during_the_walk(r):
         ferrobloom.pull(WritingClient(r, "k", 99), "k")
 
 
+class CompactingClient:
+    """A client that deletes items and compacts the cuckoo filter after the
+    first data chunk of the first walk (another client writing during a pull)."""
+
+    def __init__(self, client, key, items):
+        self.c, self.key, self.items, self.done = client, key, items, False
+
+    def execute_command(self, *args):
+        r = self.c.execute_command(*args)
+        if str(args[0]).endswith("SCANDUMP") and int(args[2]) == 1 and not self.done:
+            self.done = True
+            for it in self.items:
+                self.c.execute_command("CF.DEL", self.key, it)
+            self.c.execute_command("CF.COMPACT", self.key)
+        return r
+
+    def __getattr__(self, name):
+        return getattr(self.c, name)
+
+
+@pytest.mark.parametrize("layout", ["ferrobloom", "redisbloom"])
+def test_pull_walks_again_when_a_cuckoo_filter_moves_items(r, layout):
+    r.execute_command("CF.RESERVE", "k", 256, "EXPANSION", 2, "LAYOUT", layout)
+    r.execute_command("CF.INSERT", "k", "ITEMS", *ITEMS[:1500])
+    # The compaction moves fingerprints into the first sub-filter, already
+    # read: the server refuses the rest of the walk and pull walks again.
+    with pytest.raises(redis.ResponseError, match="the filter moved items since"):
+        walk = CompactingClient(r, "k", ITEMS[:300])
+        it = walk.execute_command("CF.SCANDUMP", "k", 0)[0]
+        while it:
+            it = walk.execute_command("CF.SCANDUMP", "k", it)[0]
+    r.delete("k")
+    r.execute_command("CF.RESERVE", "k", 256, "EXPANSION", 2, "LAYOUT", layout)
+    r.execute_command("CF.INSERT", "k", "ITEMS", *ITEMS[:1500])
+    f = ferrobloom.pull(CompactingClient(r, "k", ITEMS[:300]), "k")
+    assert local_walk(f) == server_walk(r, "CF", "k")
+    assert all(it in f for it in ITEMS[300:1500])
+
+
 class RacingClient(FailingClient):
     """Another client creates the key while the push is loading."""
 

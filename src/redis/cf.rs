@@ -354,12 +354,15 @@ pub fn scandump(ctx: Ctx, args: Args) -> CmdResult {
     let iter = parse_position(args.bytes(2))?;
     let mut key = Key::open(ctx, key_name(&args)?, false);
     let f = key.existing(&CUCKOO)?;
-    // ferrobloom's layout: a walk refused once fingerprints moved since it
-    // began (docs/operations.md, "Live copies").
-    let chunk = f.walk_chunk(iter).map_err(|err| match err {
-        CuckooError::BadChunk("rearranged") => CmdError::from(e::CF_SCANDUMP_MOVED),
-        _ => CmdError::from(e::CF_SCANDUMP_WALK),
-    })?;
+    // A walk refused once fingerprints moved since it began; RedisBloom's
+    // layout keeps its walks by client (docs/operations.md, "Live copies").
+    let chunk = f
+        .walk_chunk_of(ctx.client_id(), iter)
+        .map_err(|err| match err {
+            CuckooError::BadChunk("rearranged") => CmdError::from(e::CF_SCANDUMP_MOVED),
+            CuckooError::BadChunk("unknown walk") => CmdError::from(e::CF_SCANDUMP_UNKNOWN),
+            _ => CmdError::from(e::CF_SCANDUMP_WALK),
+        })?;
     ctx.reply_array(2);
     match chunk {
         Some((next, data)) => {

@@ -91,6 +91,15 @@ impl Ctx {
         super::trust::trusted(self.ptr)
     }
 
+    /// The calling client's id (0 if the server cannot say).
+    pub fn client_id(&self) -> u64 {
+        match api!(RedisModule_GetClientId) {
+            // SAFETY: valid context.
+            Some(f) => unsafe { f(self.ptr) },
+            None => 0,
+        }
+    }
+
     pub fn reply_ok(&self) {
         self.reply_simple(c"OK");
     }

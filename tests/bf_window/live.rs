@@ -537,7 +537,10 @@ fn cf_insert(con: &mut Connection, key: &str, items: &[String]) {
 /// a part not read yet to one already read. Before, the walk went on and the
 /// copy silently lacked the moved items. A walk with no move is exact. A
 /// filter of RedisBloom's layout that grows during a walk: the new
-/// sub-filter's chunk is refused by LOADCHUNK, or the copy is exact.
+/// sub-filter's chunk is refused by LOADCHUNK, or the copy is exact; one that
+/// compacts refuses the walk too (before: the copy silently lacked moved
+/// items), since it keeps its walks by connection; a walk it does not know is
+/// refused once items moved.
 #[test]
 fn cuckoo_live_scandump_copy_while_it_grows_or_compacts() {
     let s = Server::start();
@@ -575,40 +578,94 @@ fn cuckoo_live_scandump_copy_while_it_grows_or_compacts() {
         }
     }
     // Deletes and compaction move fingerprints of the newer sub-filters into
-    // the first one, already read: the walk is refused.
+    // the first one, already read: the walk is refused, in both layouts
+    // (RedisBloom's keeps its walks by connection, its iterators unchanged).
+    let all = batch("all", 1_500);
+    for layout in ["ferrobloom", "redisbloom"] {
+        let key = format!("d-{layout}");
+        let ok: String = exec(
+            &mut con,
+            &[
+                "CF.RESERVE",
+                &key,
+                "256",
+                "EXPANSION",
+                "2",
+                "LAYOUT",
+                layout,
+            ],
+        )
+        .unwrap();
+        assert_eq!(ok, "OK");
+        cf_insert(&mut con, &key, &all);
+        let res = live_copy_of(
+            "CF",
+            &mut con,
+            &key,
+            &format!("dc-{layout}"),
+            |con, step| {
+                if step == 1 {
+                    for it in &all[..300] {
+                        exec::<i64>(con, &["CF.DEL", &key, it]).unwrap();
+                    }
+                    let ok: String = exec(con, &["CF.COMPACT", &key]).unwrap();
+                    assert_eq!(ok, "OK");
+                }
+            },
+        );
+        assert_eq!(res, Err(moved.to_string()), "{layout}");
+    }
+    // RedisBloom's layout, a walk the filter does not know (its header read on
+    // another connection): refused once items moved, answered before.
+    let mut other = s.conn();
+    let unknown = "ERR the filter moved items and this SCANDUMP walk did not begin on \
+                   this connection (start the walk again at 0 on one connection)";
+    assert!(exec::<Value>(&mut con, &["CF.SCANDUMP", "d-redisbloom", "0"]).is_ok());
+    assert_eq!(
+        exec_err(&mut other, &["CF.SCANDUMP", "d-redisbloom", "1"]),
+        unknown
+    );
     let ok: String = exec(
         &mut con,
-        &[
-            "CF.RESERVE",
-            "d",
-            "256",
-            "EXPANSION",
-            "2",
-            "LAYOUT",
-            "ferrobloom",
-        ],
+        &["CF.RESERVE", "fresh", "1000", "LAYOUT", "redisbloom"],
     )
     .unwrap();
     assert_eq!(ok, "OK");
-    let all = batch("all", 1_500);
-    cf_insert(&mut con, "d", &all);
-    assert!(exec::<Vec<Value>>(&mut con, &["CF.INFO", "d"]).is_ok());
-    let res = live_copy_of("CF", &mut con, "d", "dc", |con, step| {
-        if step == 1 {
-            for it in &all[..300] {
-                exec::<i64>(con, &["CF.DEL", "d", it]).unwrap();
-            }
-            let ok: String = exec(con, &["CF.COMPACT", "d"]).unwrap();
-            assert_eq!(ok, "OK");
+    cf_insert(&mut con, "fresh", &all[..500]);
+    let (next, hdr): (i64, Vec<u8>) = exec(&mut con, &["CF.SCANDUMP", "fresh", "0"]).unwrap();
+    assert_eq!(next, 1);
+    let ok: String = redis::cmd("CF.LOADCHUNK")
+        .arg("fresh-copy")
+        .arg(1)
+        .arg(hdr)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(ok, "OK");
+    let mut it = 1i64;
+    loop {
+        let (next, data): (i64, Vec<u8>) = redis::cmd("CF.SCANDUMP")
+            .arg("fresh")
+            .arg(it)
+            .query(&mut other)
+            .unwrap();
+        if next == 0 {
+            break;
         }
-    });
-    match res {
-        Err(e) => assert_eq!(e, moved),
-        // Only if nothing moved: then the copy holds every item not deleted.
-        Ok(()) => assert_eq!(cf_held(&mut con, "dc", &all[300..]), 1_200),
+        let ok: String = redis::cmd("CF.LOADCHUNK")
+            .arg("fresh-copy")
+            .arg(next)
+            .arg(data)
+            .query(&mut other)
+            .unwrap();
+        assert_eq!(ok, "OK");
+        it = next;
     }
-    // Without writes the walk is exact.
-    let res = live_copy_of("CF", &mut con, "d", "quiet", |_, _| {});
-    assert_eq!(res, Ok(()));
-    assert_eq!(cf_held(&mut con, "quiet", &all[300..]), 1_200);
+    assert_eq!(cf_held(&mut con, "fresh-copy", &all[..500]), 500);
+    // Without writes the walk is exact (the refused walk is begun again).
+    for layout in ["ferrobloom", "redisbloom"] {
+        let (key, copy) = (format!("d-{layout}"), format!("quiet-{layout}"));
+        let res = live_copy_of("CF", &mut con, &key, &copy, |_, _| {});
+        assert_eq!(res, Ok(()));
+        assert_eq!(cf_held(&mut con, &copy, &all[300..]), 1_200, "{layout}");
+    }
 }

@@ -4,6 +4,7 @@
 use super::filter::*;
 use super::redisbloom::RB_HEADER_LEN;
 use super::table::*;
+use super::walk::WALK_POS_MASK;
 use super::*;
 
 impl CuckooFilter {
@@ -260,6 +261,7 @@ impl CuckooFilter {
             total_slots: 0,
             table_bytes: 0,
             moves: 0,
+            walks: Vec::new(),
         };
         Ok(Plan {
             buckets: Plan::bucket_counts(base, expansion, nfilters)?,
@@ -351,48 +353,6 @@ impl CuckooFilter {
         None
     }
 
-    /// CF.SCANDUMP on a live filter. A filter of RedisBloom's layout answers
-    /// [`scandump_chunk`](Self::scandump_chunk) (RedisBloom's iterators, which
-    /// RedisBloom's CF.LOADCHUNK reads as offsets). One of ferrobloom's layout
-    /// answers iterator 1 (the walk's start, which the header is answered
-    /// with) and iterators that carry the filter's fingerprint moves
-    /// (kick-outs, compaction) when the walk began, modulo 2^22: a walk that
-    /// began with that count 0 has RedisBloom's position iterators (`1 +
-    /// offset`), any other [`WALK_FLAG`], the count in bits 40..62 and the
-    /// position in bits 0..40. An iterator whose count is not the filter's
-    /// now is refused (`BadChunk("rearranged")`): a fingerprint moved since
-    /// the walk began, maybe from a part not read yet to a part already read,
-    /// so the copy could miss it.
-    pub fn walk_chunk(&self, iter: i64) -> Result<Option<Chunk<'_>>, CuckooError> {
-        if self.rb || iter == 0 {
-            return Ok(self.scandump_chunk(iter));
-        }
-        let epoch = self.moves & WALK_EPOCH_MASK;
-        let u = u64::try_from(iter).map_err(|_| CuckooError::BadChunk("position"))?;
-        let (began, pos) = match u {
-            1 => (epoch, 1),
-            u if u & WALK_FLAG == 0 => (0, u),
-            u => ((u >> WALK_POS_BITS) & WALK_EPOCH_MASK, u & WALK_POS_MASK),
-        };
-        if began != epoch {
-            return Err(CuckooError::BadChunk("rearranged"));
-        }
-        let pos = i64::try_from(pos).map_err(|_| CuckooError::BadChunk("position"))?;
-        let Some((next, data)) = self.scandump_chunk(pos) else {
-            return Ok(None);
-        };
-        if epoch == 0 {
-            return Ok(Some((next, data)));
-        }
-        let next = u64::try_from(next)
-            .ok()
-            .filter(|&n| n <= WALK_POS_MASK)
-            .ok_or(CuckooError::BadChunk("position"))?;
-        let it = i64::try_from(WALK_FLAG | (epoch << WALK_POS_BITS) | next)
-            .map_err(|_| CuckooError::BadChunk("position"))?;
-        Ok(Some((it, data)))
-    }
-
     /// CF.LOADCHUNK with iterator `p > 1`: `data` covers offsets
     /// `[p - 1 - len, p - 1)` of the concatenated slot storage and must lie
     /// inside one sub-filter.
@@ -442,18 +402,3 @@ impl CuckooFilter {
         Err(BadChunk("out of bounds"))
     }
 }
-
-/// A SCANDUMP data chunk and the iterator it is answered with.
-pub type Chunk<'a> = (i64, Cow<'a, [u8]>);
-
-/// Bit 62 of a walk iterator of a ferrobloom-layout cuckoo filter (see
-/// [`CuckooFilter::walk_chunk`]); position iterators stay below it.
-pub const WALK_FLAG: u64 = 1 << 62;
-/// Bits of a walk iterator's position (a filter of up to 1 TiB of tables; a
-/// larger one's walk is refused, never cut short).
-const WALK_POS_BITS: u32 = 40;
-const WALK_POS_MASK: u64 = (1 << WALK_POS_BITS) - 1;
-/// The move count's bits a walk iterator carries (bits 40..62): a walk is
-/// missed as rearranged only if a multiple of 2^22 (4,194,304) moves happened
-/// between two of its calls.
-const WALK_EPOCH_MASK: u64 = (1 << 22) - 1;

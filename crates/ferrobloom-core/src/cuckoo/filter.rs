@@ -51,7 +51,11 @@ pub struct CuckooFilter {
     /// SCANDUMP walk of ferrobloom's layout carries it in its iterator and is
     /// refused once a move happened since it began (a move can take a
     /// fingerprint from a part not read yet to one already read).
+    /// RedisBloom's layout counts only the moves that can cross a SCANDUMP
+    /// chunk boundary (`walk.rs`).
     pub(super) moves: u64,
+    /// Open SCANDUMP walks of a filter of RedisBloom's layout (`walk.rs`).
+    pub(super) walks: Vec<walk::Walk>,
 }
 
 /// A checked header: the filter without its tables, and each table's bucket
@@ -206,6 +210,7 @@ impl CuckooFilter {
             total_slots,
             table_bytes,
             moves: 0,
+            walks: Vec::new(),
         })
     }
 
@@ -238,6 +243,7 @@ impl CuckooFilter {
             total_slots: self.total_slots,
             table_bytes: self.table_bytes,
             moves: 0,
+            walks: Vec::new(),
         })
     }
 
@@ -315,6 +321,13 @@ impl CuckooFilter {
             if let Some((p, n, a)) = s.written.heap_block() {
                 f(p, n, a);
             }
+        }
+        if self.walks.capacity() > 0 {
+            f(
+                self.walks.as_ptr() as *const u8,
+                self.walks.capacity() * std::mem::size_of::<walk::Walk>(),
+                std::mem::align_of::<walk::Walk>(),
+            );
         }
     }
 
@@ -449,6 +462,9 @@ impl CuckooFilter {
         let mask = sub.mask();
         let mut bucket = lo & mask;
         let mut cur = fp;
+        // RedisBloom's layout answers a sub-filter of one chunk in one piece,
+        // so only a kick-out in a larger one can cross a chunk (`walk.rs`).
+        let counted = u64::from(!rb || sub.data.len() > MAX_CHUNK);
         if !rb {
             let nodes = (4 * iters as usize).clamp(2, BFS_MAX);
             if bfs_place(
@@ -474,7 +490,7 @@ impl CuckooFilter {
             bucket = (bucket ^ alt_of(self.rb, cur)) & mask;
             if let Some(s) = sub.find(&l, bucket, 0) {
                 sub.set(&l, s, cur);
-                self.moves = self.moves.wrapping_add(1);
+                self.moves = self.moves.wrapping_add(counted);
                 return true;
             }
         }

@@ -61,6 +61,7 @@
 //!   insertion with kick-outs, growth, deletion;
 //! - `compact.rs`: the bounded incremental compaction;
 //! - `encoding.rs`: the versioned SCANDUMP/RDB header and the data chunks;
+//! - `walk.rs`: SCANDUMP walks of a live filter (refused once items moved);
 //! - `tests/`: unit and property tests, by topic (`basics.rs`, `growth.rs`,
 //!   `encoding.rs`, `redisbloom.rs`).
 
@@ -74,10 +75,11 @@ mod redisbloom;
 mod table;
 #[cfg(test)]
 mod tests;
+mod walk;
 
-pub use encoding::WALK_FLAG;
 pub use filter::CuckooFilter;
 pub use redisbloom::RB_HEADER_LEN;
+pub use walk::{Chunk, MAX_WALKS, WALK_FLAG};
 
 /// Smallest supported fingerprint width, in bits.
 pub const MIN_FP_BITS: u8 = 4;

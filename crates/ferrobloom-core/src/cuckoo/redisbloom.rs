@@ -116,6 +116,7 @@ impl CuckooFilter {
             total_slots: 0,
             table_bytes: 0,
             moves: 0,
+            walks: Vec::new(),
         };
         Ok(Plan {
             buckets: Plan::bucket_counts(f.buckets, expansion, f.filters as u32)?,

@@ -8,6 +8,7 @@ mod basics;
 mod encoding;
 mod growth;
 mod redisbloom;
+mod walk;
 
 const NOCAP: u64 = u64::MAX;
 
