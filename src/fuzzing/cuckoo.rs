@@ -179,9 +179,23 @@ pub fn cuckoo_chunks(data: &[u8]) {
             }
             CuckooOp::ScanDump => {
                 let it = input.i64().unwrap_or(0);
-                if let Some((next, data)) = f.scandump_chunk(it) {
-                    assert!(next > it && !data.is_empty());
+                let plain = f.scandump_chunk(it).map(|(n, d)| (n, d.into_owned()));
+                if let Some((next, data)) = &plain {
+                    assert!(*next > it && !data.is_empty());
                 }
+                // The same call as a walk of one of four walkers (the
+                // iterator's low bits): RedisBloom's layout answers the
+                // same chunk or refuses; its walks stay bounded.
+                let rb = f.is_redisbloom();
+                let walked = f
+                    .walk_chunk_of(it as u64 & 3, it)
+                    .map(|c| c.map(|(n, d)| (n, d.into_owned())));
+                if rb {
+                    if let Ok(w) = walked {
+                        assert!(w == plain, "a walk answered another chunk");
+                    }
+                }
+                assert!(f.open_walks() <= ferrobloom_core::cuckoo::MAX_WALKS);
             }
             CuckooOp::Clone => {
                 if let Ok(copy) = f.try_clone(MAX_BYTES) {
