@@ -99,6 +99,22 @@ fn guaranteed_sizing_adds_bits_only_where_needed() {
 )]
 fn fast_blocked_sizing_gives_the_full_sizing_bits() {
     let mut rng = SplitMix(42);
+    // Links of a few items (whole blocks at either end of the interval: the
+    // shortcut) and of any size.
+    let small = (1..=64u64).flat_map(|n| [(n, 1e-2), (n, 1e-4), (n, 1e-7), (n, 1e-10)]);
+    for (entries, error) in small {
+        let Ok(classic) = LinkShape::new(entries, error) else {
+            continue;
+        };
+        for blocks in [Blocks::One, Blocks::Two] {
+            let full = LinkShape::blocked(classic, false, blocks).unwrap();
+            assert_eq!(
+                blocked_scaling_bits(&classic, blocks).unwrap(),
+                full.bits,
+                "{entries} at {error}, {blocks:?}"
+            );
+        }
+    }
     for _ in 0..300 {
         let entries = 1 + rng.next() % 50_000_000;
         let error = 10f64.powf(-(1.0 + (rng.next() % 1_000_000) as f64 / 100_000.0));
