@@ -521,6 +521,24 @@ fn cf_held(con: &mut Connection, key: &str, items: &[String]) -> usize {
     ones(&v)
 }
 
+/// CF.RESERVE `key` of `capacity`, expansion 2, in `layout`.
+fn cf_reserve(con: &mut Connection, key: &str, capacity: &str, layout: &str) {
+    let ok: String = exec(
+        con,
+        &[
+            "CF.RESERVE",
+            key,
+            capacity,
+            "EXPANSION",
+            "2",
+            "LAYOUT",
+            layout,
+        ],
+    )
+    .unwrap();
+    assert_eq!(ok, "OK");
+}
+
 fn cf_insert(con: &mut Connection, key: &str, items: &[String]) {
     let _: Value = redis::cmd("CF.INSERT")
         .arg(key)
@@ -550,20 +568,7 @@ fn cuckoo_live_scandump_copy_while_it_grows_or_compacts() {
     for layout in ["ferrobloom", "redisbloom"] {
         let key = format!("g-{layout}");
         let copy = format!("gc-{layout}");
-        let ok: String = exec(
-            &mut con,
-            &[
-                "CF.RESERVE",
-                &key,
-                "1000",
-                "EXPANSION",
-                "2",
-                "LAYOUT",
-                layout,
-            ],
-        )
-        .unwrap();
-        assert_eq!(ok, "OK");
+        cf_reserve(&mut con, &key, "1000", layout);
         let before = batch("before", 700);
         cf_insert(&mut con, &key, &before);
         let res = live_copy_of("CF", &mut con, &key, &copy, |con, step| {
@@ -583,20 +588,7 @@ fn cuckoo_live_scandump_copy_while_it_grows_or_compacts() {
     let all = batch("all", 1_500);
     for layout in ["ferrobloom", "redisbloom"] {
         let key = format!("d-{layout}");
-        let ok: String = exec(
-            &mut con,
-            &[
-                "CF.RESERVE",
-                &key,
-                "256",
-                "EXPANSION",
-                "2",
-                "LAYOUT",
-                layout,
-            ],
-        )
-        .unwrap();
-        assert_eq!(ok, "OK");
+        cf_reserve(&mut con, &key, "256", layout);
         cf_insert(&mut con, &key, &all);
         let res = live_copy_of(
             "CF",

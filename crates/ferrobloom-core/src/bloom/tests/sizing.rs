@@ -98,37 +98,33 @@ fn guaranteed_sizing_adds_bits_only_where_needed() {
     ignore = "statistical, seconds: `make test` runs it (--features slow-tests)"
 )]
 fn fast_blocked_sizing_gives_the_full_sizing_bits() {
-    let mut rng = SplitMix(42);
+    let check = |entries: u64, error: f64| {
+        let Ok(classic) = LinkShape::new(entries, error) else {
+            return;
+        };
+        for blocks in [Blocks::One, Blocks::Two] {
+            let full = LinkShape::blocked(classic, false, blocks).unwrap();
+            assert_eq!(
+                blocked_scaling_bits(&classic, blocks).unwrap(),
+                full.bits,
+                "{entries} at {error}, {blocks:?}"
+            );
+        }
+    };
     // Links of a few items (whole blocks at either end of the interval: the
     // shortcut) and of any size.
-    let small = (1..=64u64).flat_map(|n| [(n, 1e-2), (n, 1e-4), (n, 1e-7), (n, 1e-10)]);
-    for (entries, error) in small {
-        let Ok(classic) = LinkShape::new(entries, error) else {
-            continue;
-        };
-        for blocks in [Blocks::One, Blocks::Two] {
-            let full = LinkShape::blocked(classic, false, blocks).unwrap();
-            assert_eq!(
-                blocked_scaling_bits(&classic, blocks).unwrap(),
-                full.bits,
-                "{entries} at {error}, {blocks:?}"
-            );
+    for n in 1..=64u64 {
+        for error in [1e-2, 1e-4, 1e-7, 1e-10] {
+            check(n, error);
         }
     }
+    let mut rng = SplitMix(42);
     for _ in 0..300 {
         let entries = 1 + rng.next() % 50_000_000;
-        let error = 10f64.powf(-(1.0 + (rng.next() % 1_000_000) as f64 / 100_000.0));
-        let Ok(classic) = LinkShape::new(entries, error) else {
-            continue;
-        };
-        for blocks in [Blocks::One, Blocks::Two] {
-            let full = LinkShape::blocked(classic, false, blocks).unwrap();
-            assert_eq!(
-                blocked_scaling_bits(&classic, blocks).unwrap(),
-                full.bits,
-                "{entries} at {error}, {blocks:?}"
-            );
-        }
+        check(
+            entries,
+            10f64.powf(-(1.0 + (rng.next() % 1_000_000) as f64 / 100_000.0)),
+        );
     }
     // Each link the simulation sizes is the link the chain then adds.
     let limits = Limits::default();
