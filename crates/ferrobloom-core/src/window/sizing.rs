@@ -491,6 +491,24 @@ impl Window {
                         Some(YoungBound::Dip(mean)) => grow(mean).max(settled(c1)),
                         _ => settled(c1),
                     };
+                    // A young stream that fell by more than the spike part
+                    // (an eighth, at least `3·sqrt`) from a pair above two
+                    // shares: its trend `2·c1 - c2` (with the headroom, at
+                    // least half a share). Swinging ±30% from the start fell
+                    // 62,699 -> 51,381 and got 36,263 in a link of 52,062
+                    // (the bench at 11.5 s: from the start 1.708x -> 1.655x
+                    // at 1%; settled, the worst of 30 phases, 1.587x ->
+                    // 1.580x; issue #27, eighth round). Batches of
+                    // capacity/22 never put more than two shares in two
+                    // generations (6 + 5 batches), and capacity/52 fall by a
+                    // 14th (14 -> 13 batches): both keep the last count.
+                    let fell = c1.saturating_add(c2) > share.saturating_mul(2)
+                        && c2 > c1.saturating_add(spike_margin(c2));
+                    let last = if fell {
+                        last.min(settled(trend(c1, c2)).max(share.div_ceil(2)))
+                    } else {
+                        last
+                    };
                     g.min(last)
                 } else {
                     g

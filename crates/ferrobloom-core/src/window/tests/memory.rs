@@ -165,7 +165,10 @@ fn window_memory_follows_the_stream() {
         let plain_half = plain_size(CAP / 2, p) as f64;
         for (pattern, most) in [
             ("steady", 1.6),
-            ("swing30", 1.6),
+            // 1.579x at 1%, 1.522x at 0.1% since a young stream that fell
+            // from two shares is sized by its trend (1.589x and 1.528x
+            // before; issue #27's eighth round).
+            ("swing30", 1.585),
             ("swing20", 1.6),
             ("poisson", 1.6),
             ("batches", 1.6),
