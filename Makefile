@@ -111,6 +111,8 @@ test: deps peers
 # (maturin, pytest, redis and hypothesis from PyPI), then pytest on real servers (Redis 7.0, Valkey 9 and
 # RedisBloom 2.8.2, see python/tests/conftest.py) with the module `make test` built. Run from
 # the repository root, so that the installed package (not python/ferrobloom/) is imported.
+# Built in $(TEST_TARGET_DIR)-python, where tests/bf_window_cluster.rs builds it too (one
+# build per change instead of two).
 PY_VENV ?= $(HOME)/.cache/ferrobloom-pyvenv
 .PHONY: python-test
 python-test:
@@ -121,7 +123,7 @@ python-test:
 	    $(PYTHON) -m venv $(PY_VENV); }; \
 	fi; \
 	$(PY_VENV)/bin/pip install --quiet --disable-pip-version-check maturin pytest redis hypothesis; \
-	CARGO_TARGET_DIR=$(CARGO_TARGET_DIR)-python $(PY_VENV)/bin/pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python; \
+	CARGO_TARGET_DIR=$(TEST_TARGET_DIR)-python $(PY_VENV)/bin/pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python; \
 	so=$(TEST_TARGET_DIR)/release/deps/$(MODULE_NAME); \
 	[ -f $$so ] || { CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) build --release --features ferrobloom/fault-injection; so=$(TEST_TARGET_DIR)/release/$(MODULE_NAME); }; \
 	echo "=== make test: Python package (python/tests) ==="; \
