@@ -53,8 +53,10 @@ pub(super) struct Walk {
 
 impl CuckooFilter {
     /// CF.SCANDUMP on a live filter. A filter of RedisBloom's layout answers
-    /// [`scandump_chunk`](Self::scandump_chunk) (RedisBloom's iterators, which
-    /// RedisBloom's CF.LOADCHUNK reads as offsets). One of ferrobloom's layout
+    /// [`scandump_chunk`](Self::scandump_chunk) here, unchecked (RedisBloom's
+    /// iterators, which RedisBloom's CF.LOADCHUNK reads as offsets): the
+    /// server calls [`walk_chunk_of`](Self::walk_chunk_of), which keeps its
+    /// walks and refuses one that items moved under. One of ferrobloom's layout
     /// answers iterator 1 (the walk's start, which the header is answered
     /// with) and iterators that carry the filter's fingerprint moves
     /// (kick-outs, compaction) when the walk began, modulo 2^22: a walk that
