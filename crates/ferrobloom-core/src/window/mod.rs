@@ -705,6 +705,7 @@ impl Window {
 }
 
 mod encoding;
+mod forecast;
 pub use encoding::{split_walk_iter, walk_iter, WALK_FLAG, WALK_GENERATIONS};
 mod sizing;
 #[cfg(test)]

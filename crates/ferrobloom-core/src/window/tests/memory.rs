@@ -4,7 +4,8 @@
 //! `make bench`), on a smaller filter.
 
 use super::*;
-use crate::window::sizing::{link_fpr, young_bounds, YoungBound, MARGIN};
+use crate::window::forecast::{young_bounds, YoungBound};
+use crate::window::sizing::{link_fpr, MARGIN};
 
 const W: u64 = 1_000;
 const STEP: u64 = 10;
@@ -358,7 +359,7 @@ fn window_memory_from_the_start_at_every_phase() {
 }
 
 /// A young stream's last counts that stand out (issue #27, seventh round;
-/// `young_bounds` in `window/sizing.rs`), from the bench's streams at
+/// `young_bounds` in `window/forecast.rs`), from the bench's streams at
 /// capacity 200,000 (a share of 50,000; counts newest first, 0 for a
 /// generation not held): batches of capacity/22 at 13.3 s, a six among fives
 /// after a partial first generation, bounded by the five; batches of
