@@ -9,7 +9,9 @@
 //! shapes a generation got are stored in its links, so old payloads load and
 //! grow by these rules.
 
-use super::forecast::{deviations, spike_bound, spike_margin, trend, young_bounds, YoungBound};
+use super::forecast::{
+    deviations, spike_bound, spike_margin, trend, young_bounds, YoungBound, TREND_SDS,
+};
 use super::Window;
 use crate::bits::LINE_BITS;
 use crate::bloom::{BloomError, BloomLayout, LinkShape};
@@ -49,12 +51,6 @@ const PROJECTION_HEADROOM: f64 = 1.1;
 /// rate, and links at least this big, the fifth on doubling, take any batch
 /// in a few links.
 const SECOND_LINK_PART: u64 = 16;
-/// Over the capacity, a first link holds the trend plus this many standard
-/// deviations of a Poisson count of it (`3·sqrt(n)`: 1.2% at 60,000 items,
-/// 9% at 1,200): generations of the same size differ by a few items (an item
-/// the generation already holds counts once), and a link one item short of a
-/// steady stream opens a growth link.
-pub(super) const TREND_SDS: f64 = 3.0;
 /// A young stream's only generation held, if it holds at least this part of
 /// a share, may be the partial first generation of a stream at the capacity:
 /// the next one gets at least a share (see `Window::first_link`). Below it
