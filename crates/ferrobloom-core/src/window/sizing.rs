@@ -9,9 +9,7 @@
 //! shapes a generation got are stored in its links, so old payloads load and
 //! grow by these rules.
 
-use super::forecast::{
-    deviations, spike_bound, spike_margin, trend, young_bounds, YoungBound, TREND_SDS,
-};
+use super::forecast::{deviations, spike_bound, spike_margin, trend, young_bounds, YoungBound};
 use super::Window;
 use crate::bits::LINE_BITS;
 use crate::bloom::{BloomError, BloomLayout, LinkShape};
@@ -37,7 +35,7 @@ const FLOOR: f64 = 0.4;
 const SLACK_SHARE: f64 = 0.25;
 /// A first link's items: the most any of the last `K` generations received,
 /// times this (with a full window of history, or above the capacity, at most
-/// that count plus [`TREND_SDS`] standard deviations of it).
+/// that count plus [`TREND_SDS`](super::forecast::TREND_SDS) standard deviations of it).
 const HEADROOM: f64 = 1.05;
 /// A growth link's items: the current generation's rate so far over the rest
 /// of its span, times this (1.25 before: with growth links at the steady
@@ -267,8 +265,7 @@ impl Window {
         // first link answers with less than its rate and leaves the rest to
         // the next generations (`SLACK_SHARE`), so this saves less than the
         // headroom: batches of a 22nd of the capacity 1.72x -> 1.68x at 1%.
-        let settled =
-            |n: u64| grow(n).min(n.saturating_add(((n as f64).sqrt() * TREND_SDS).ceil() as u64));
+        let settled = |n: u64| grow(n).min(n.saturating_add(deviations(n)));
         let most = counts.iter().copied().max().unwrap_or(0);
         // Less than a window of history (generation cur-K not held or
         // empty: a new stream, or one back from a pause, whose oldest
@@ -434,7 +431,7 @@ impl Window {
                 grow(most)
             } else {
                 let t = trend(c1, c2);
-                t.saturating_add(((t as f64).sqrt() * TREND_SDS).ceil() as u64)
+                t.saturating_add(deviations(t))
             }
         };
         let mut error = self.target(cur) - RESERVE * self.budget();
