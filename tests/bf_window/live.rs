@@ -7,9 +7,7 @@
 
 use super::*;
 
-/// Walks `key` with BF.SCANDUMP into `copy` with BF.LOADCHUNK, running
-/// `between(con, step)` before each SCANDUMP of a data chunk. The first error
-/// of either command ends the walk and is returned.
+/// [`live_copy_of`] with BF.SCANDUMP and BF.LOADCHUNK.
 fn live_copy(
     con: &mut Connection,
     key: &str,
@@ -17,39 +15,6 @@ fn live_copy(
     between: impl FnMut(&mut Connection, usize),
 ) -> Result<(), String> {
     live_copy_of("BF", con, key, copy, between)
-}
-
-/// [`live_copy`] with `kind`'s SCANDUMP and LOADCHUNK (`BF` or `CF`).
-fn live_copy_of(
-    kind: &str,
-    con: &mut Connection,
-    key: &str,
-    copy: &str,
-    mut between: impl FnMut(&mut Connection, usize),
-) -> Result<(), String> {
-    let mut it = 0i64;
-    let mut step = 0;
-    loop {
-        if it != 0 {
-            between(con, step);
-            step += 1;
-        }
-        let (next, data): (i64, Vec<u8>) = redis::cmd(&format!("{kind}.SCANDUMP"))
-            .arg(key)
-            .arg(it)
-            .query(con)
-            .map_err(|e| format!("SCANDUMP: {e}"))?;
-        if next == 0 {
-            return Ok(());
-        }
-        let _: String = redis::cmd(&format!("{kind}.LOADCHUNK"))
-            .arg(copy)
-            .arg(next)
-            .arg(data)
-            .query(con)
-            .map_err(|e| format!("LOADCHUNK: {e}"))?;
-        it = next;
-    }
 }
 
 /// Items of `tag`: `n` of them.
@@ -633,25 +598,8 @@ fn cuckoo_live_scandump_copy_while_it_grows_or_compacts() {
         .query(&mut con)
         .unwrap();
     assert_eq!(ok, "OK");
-    let mut it = 1i64;
-    loop {
-        let (next, data): (i64, Vec<u8>) = redis::cmd("CF.SCANDUMP")
-            .arg("fresh")
-            .arg(it)
-            .query(&mut other)
-            .unwrap();
-        if next == 0 {
-            break;
-        }
-        let ok: String = redis::cmd("CF.LOADCHUNK")
-            .arg("fresh-copy")
-            .arg(next)
-            .arg(data)
-            .query(&mut other)
-            .unwrap();
-        assert_eq!(ok, "OK");
-        it = next;
-    }
+    let res = walk_copy_from("CF", &mut other, "fresh", "fresh-copy", 1, |_, _| {});
+    assert_eq!(res, Ok(()));
     assert_eq!(cf_held(&mut con, "fresh-copy", &all[..500]), 500);
     // Without writes the walk is exact (the refused walk is begun again).
     for layout in ["ferrobloom", "redisbloom"] {

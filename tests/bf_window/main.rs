@@ -61,6 +61,57 @@ fn mexists(con: &mut Connection, key: &str, items: &[String]) -> Vec<i64> {
         .unwrap()
 }
 
+/// Walks `key` with `kind`'s SCANDUMP (`BF` or `CF`) into `copy` with its
+/// LOADCHUNK, running `between(con, step)` before each SCANDUMP of a data
+/// chunk. The first error of either command, or a LOADCHUNK reply other than
+/// `OK`, ends the walk and is returned.
+fn live_copy_of(
+    kind: &str,
+    con: &mut Connection,
+    key: &str,
+    copy: &str,
+    between: impl FnMut(&mut Connection, usize),
+) -> Result<(), String> {
+    walk_copy_from(kind, con, key, copy, 0, between)
+}
+
+/// [`live_copy_of`] from iterator `it` (1 goes on from a header loaded
+/// elsewhere).
+fn walk_copy_from(
+    kind: &str,
+    con: &mut Connection,
+    key: &str,
+    copy: &str,
+    mut it: i64,
+    mut between: impl FnMut(&mut Connection, usize),
+) -> Result<(), String> {
+    let mut step = 0;
+    loop {
+        if it != 0 {
+            between(con, step);
+            step += 1;
+        }
+        let (next, data): (i64, Vec<u8>) = redis::cmd(&format!("{kind}.SCANDUMP"))
+            .arg(key)
+            .arg(it)
+            .query(con)
+            .map_err(|e| format!("SCANDUMP: {e}"))?;
+        if next == 0 {
+            return Ok(());
+        }
+        let ok: String = redis::cmd(&format!("{kind}.LOADCHUNK"))
+            .arg(copy)
+            .arg(next)
+            .arg(data)
+            .query(con)
+            .map_err(|e| format!("LOADCHUNK: {e}"))?;
+        if ok != "OK" {
+            return Err(format!("LOADCHUNK: {ok}"));
+        }
+        it = next;
+    }
+}
+
 fn ones(v: &[i64]) -> usize {
     v.iter().filter(|&&x| x == 1).count()
 }

@@ -33,25 +33,7 @@ fn window_reload_dump_copy_and_scandump_keep_the_filter() {
     assert_eq!(r, "OK");
     assert_eq!(exec::<i64>(&mut con, &["COPY", "w", "c"]).unwrap(), 1);
 
-    let mut it = 0i64;
-    loop {
-        let (next, data): (i64, Vec<u8>) = redis::cmd("BF.SCANDUMP")
-            .arg("w")
-            .arg(it)
-            .query(&mut con)
-            .unwrap();
-        if next == 0 {
-            break;
-        }
-        let r: String = redis::cmd("BF.LOADCHUNK")
-            .arg("l")
-            .arg(next)
-            .arg(data)
-            .query(&mut con)
-            .unwrap();
-        assert_eq!(r, "OK");
-        it = next;
-    }
+    assert_eq!(live_copy_of("BF", &mut con, "w", "l", |_, _| {}), Ok(()));
     for k in ["r", "c", "l"] {
         assert_eq!(digest_value(&mut con, k), digest, "{k}");
         assert_eq!(answers(&mut con, k, &items), want, "{k}");
