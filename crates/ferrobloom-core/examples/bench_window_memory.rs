@@ -15,7 +15,8 @@
 //! | `swing20` | `0.9·r·(1 + 0.2·sin(2π t/(W/3)))`: 90% of capacity, ±20%, period W/3 |
 //! | `poisson` | Poisson counts per step, mean `0.95·r` |
 //! | `batches` | `capacity/52` items at once, once per `W/50` (1.2 s) at a random time within it |
-//! | `batches20` | `capacity/22` items at once, once per `W/20` at a random time within it |
+//! | `batches20` | `capacity/22` items at once, once per `W/20` at a random time within it (5 slots a generation) |
+//! | `batches17`, `batches19`, `batches21`, `batches23` | `capacity/(n+2)` at once, once per `W/n` at a random time within it: 4.25, 4.75, 5.25 and 5.75 slots a generation (a period that does not divide a generation) |
 //! | `half` | `r / 2` (also compared with a plain filter of half the capacity) |
 //! | `peak130` | `r·(1 + 0.3·sin(2π t/(2W)))`: peaks at 1.3x (windows of up to 1.19x capacity) |
 //! | `quarter25` | `capacity/4` items at once in every generation (W/4), at a random time within it |
@@ -80,10 +81,14 @@ fn arrivals(pattern: &str, cap: u64, t: u64, acc: &mut f64, rng: &mut SplitMix) 
         "half" => r / 2.0,
         "peak130" => r * (1.0 + 0.3 * (x / 2.0).sin()),
         "poisson" => return poisson(0.95 * r, rng),
-        "batches" | "batches20" => {
-            // One batch per slot (W/50, or W/20 for `batches20`), at a random
-            // time within it (so a window holds at most 51, or 21, batches).
-            let per = if pattern == "batches" { 50 } else { 20 };
+        "batches" | "batches17" | "batches19" | "batches20" | "batches21" | "batches23" => {
+            // One batch per slot (W/50 for `batches`, W/n for `batchesN`), at
+            // a random time within it (so a window holds at most 51, or
+            // n + 1, batches).
+            let per = pattern
+                .strip_prefix("batches")
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(50u64);
             let slot = W / per;
             let at = |s: u64| s * slot + SplitMix(s.wrapping_mul(0x9E37) ^ 0xba7c).next() % slot;
             let hits = (t / slot..=(t + step() - 1) / slot)
@@ -157,7 +162,7 @@ fn main() {
     let probes = a.u64("probes", 100_000);
     let patterns = a.list(
         "patterns",
-        "steady,swing30,swing20,poisson,batches,batches20,half,peak130,quarter25,quarter30",
+        "steady,swing30,swing20,poisson,batches,batches20,batches17,batches19,batches21,batches23,half,peak130,quarter25,quarter30",
     );
     let layout = BloomLayout::from_name(a.str("layout", "paired").as_bytes()).expect("layout");
     let lim = Limits::default();
