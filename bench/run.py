@@ -1552,6 +1552,7 @@ WINDOW_PATTERNS = [
     ("peak130", "±30% around the capacity over two windows (peaks 1.3x)"),
     ("quarter25", "capacity/4 at once in every generation, at a random time within it"),
     ("quarter30", "0.3x capacity at once in every generation (20% over the capacity)"),
+    ("whole", "the capacity at once every 1.02·W (two batches live at once)"),
 ]
 
 

@@ -21,6 +21,7 @@
 //! | `peak130` | `r·(1 + 0.3·sin(2π t/(2W)))`: peaks at 1.3x (windows of up to 1.19x capacity) |
 //! | `quarter25` | `capacity/4` items at once in every generation (W/4), at a random time within it |
 //! | `quarter30` | `0.3·capacity` at once in every generation: 20% over the capacity |
+//! | `whole` | the whole capacity at once every `1.02·W` (within the capacity in every window, yet two batches live together for up to `0.23·W`) |
 //!
 //! Every pattern but `peak130` and `quarter30` keeps at most `capacity` items in
 //! every generation-aligned window; `quarter25` and `quarter30` hold up to five
@@ -96,6 +97,13 @@ fn arrivals(pattern: &str, cap: u64, t: u64, acc: &mut f64, rng: &mut SplitMix) 
                 .count() as u64;
             return hits * (cap / (per + 2));
         }
+        "whole" => {
+            // The whole capacity at once every 1.02·W (no window holds two
+            // batches), from the stream's start.
+            let every = W * 102 / 100;
+            let hits = (t..t + step()).filter(|&x| x % every == 0).count() as u64;
+            return hits * cap;
+        }
         "quarter25" | "quarter30" => {
             // One batch per generation (absolute: aligned to its boundaries),
             // at a random time within it.
@@ -162,7 +170,7 @@ fn main() {
     let probes = a.u64("probes", 100_000);
     let patterns = a.list(
         "patterns",
-        "steady,swing30,swing20,poisson,batches,batches20,batches17,batches19,batches21,batches23,half,peak130,quarter25,quarter30",
+        "steady,swing30,swing20,poisson,batches,batches20,batches17,batches19,batches21,batches23,half,peak130,quarter25,quarter30,whole",
     );
     let layout = BloomLayout::from_name(a.str("layout", "paired").as_bytes()).expect("layout");
     let lim = Limits::default();
