@@ -1,6 +1,6 @@
 //! `ferrobloom.BloomFilter`: a `BF.*` filter in-process.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{RwLock, RwLockReadGuard};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
@@ -8,11 +8,12 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use crate::cmd::bf::parse_reserve;
 use crate::cmd::errors::{self as e, Op};
 use crate::cmd::params::{BloomDefaults, CreateParams};
-use crate::shared::{self, lock};
-use crate::{encode, filter_error, for_each_hash_chunk, now_ms};
+use crate::shared::{self, read, write};
+use crate::{encode, filter_error, for_each_hash_chunk, hash_one, now_ms};
 use ferrobloom_core::bloom::{BloomChain, BloomError, BloomLayout};
 use ferrobloom_core::dump::{AddResult, SERVER_DEFAULT_LIMITS};
 use ferrobloom_core::filter::BloomFilter as Core;
+use ferrobloom_core::hash::{HashScheme, ItemHash};
 use ferrobloom_core::window::Window;
 
 /// The server's defaults for what BF.RESERVE does not say (the `bf-*`
@@ -26,20 +27,49 @@ const DEFAULTS: BloomDefaults = BloomDefaults {
 
 /// A Bloom filter: scalable or not, any layout (ferrobloom's classic, blocked
 /// or paired, or RedisBloom's), or windowed.
-#[pyclass(module = "ferrobloom._ferrobloom")]
+#[pyclass(module = "ferrobloom._ferrobloom", frozen)]
 pub struct BloomFilter {
-    /// Locked for each call (batches run without the GIL).
-    f: Mutex<Core>,
+    /// Shared by lookups, taken alone by writes (`shared.rs`: no Python code
+    /// runs while it is held).
+    f: RwLock<Core>,
+    /// How the filter hashes items, fixed for its life: items are hashed
+    /// before the lock is taken.
+    scheme: HashScheme,
+    /// Whether it is windowed: only windowed filters read the clock.
+    windowed: bool,
 }
 
 impl BloomFilter {
     pub(crate) fn wrap(f: Core) -> Self {
-        BloomFilter { f: Mutex::new(f) }
+        BloomFilter {
+            scheme: f.scheme(),
+            windowed: f.as_window().is_some(),
+            f: RwLock::new(f),
+        }
     }
 
-    /// The filter, locked (a panic in an earlier call does not lock it out).
-    fn g(&self) -> MutexGuard<'_, Core> {
-        lock(&self.f)
+    /// The filter, locked for a lookup.
+    fn g(&self) -> RwLockReadGuard<'_, Core> {
+        read(&self.f)
+    }
+
+    /// The item's hash, taken before any lock (encoding an `int` subclass
+    /// runs its `__repr__`).
+    #[inline]
+    fn hash(&self, item: &Bound<'_, PyAny>) -> PyResult<ItemHash> {
+        let scheme = self.scheme;
+        hash_one(item, move |b| scheme.bloom(b))
+    }
+
+    /// The time a lookup asks about (`as_of`, else now); 0 for a filter
+    /// without a window, which has no use for it.
+    #[inline]
+    fn time(&self, as_of: Option<f64>) -> u64 {
+        if self.windowed {
+            at(as_of)
+        } else {
+            0
+        }
     }
 
     /// Adds a batch: items hashed from Python's buffers under the GIL, then
@@ -53,15 +83,15 @@ impl BloomFilter {
         mut each: impl FnMut(&mut Vec<AddResult>),
     ) -> PyResult<()> {
         let m = &self.f;
-        let now = now_ms();
-        let scheme = self.g().scheme();
+        let now = self.time(None);
+        let scheme = self.scheme;
         let mut out = Vec::new();
         for_each_hash_chunk(
             items,
             |i| scheme.bloom(i),
             |hs| {
                 out.clear();
-                py.allow_threads(|| lock(m).add_hashes(hs, now, &SERVER_DEFAULT_LIMITS, &mut out));
+                py.allow_threads(|| write(m).add_hashes(hs, now, &SERVER_DEFAULT_LIMITS, &mut out));
                 let full = out.last() == Some(&Err(BloomError::Full));
                 each(&mut out);
                 Ok(!full)
@@ -155,18 +185,16 @@ impl BloomFilter {
         }
         let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
         let p = parse_reserve(&refs.as_slice(), &DEFAULTS).map_err(|c| filter_error(c.text()))?;
-        Ok(BloomFilter {
-            f: Mutex::new(create(&p)?),
-        })
+        Ok(BloomFilter::wrap(create(&p)?))
     }
 
     /// `BF.ADD`: True if the item is new; raises FilterError with the server's
     /// text when the filter refuses it (a full non-scaling filter, a limit).
     fn add(&self, item: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let item = encode(item)?;
-        self.g()
-            .add_item(&item, now_ms(), &SERVER_DEFAULT_LIMITS)
-            .map_err(|err| insert_error(&err))
+        let h = self.hash(item)?;
+        let now = self.time(None);
+        let added = write(&self.f).add_hash(&h, now, &SERVER_DEFAULT_LIMITS);
+        added.map_err(|err| insert_error(&err))
     }
 
     /// `BF.MADD`'s reply: per item True (new) or False, or a FilterError
@@ -203,7 +231,8 @@ impl BloomFilter {
     /// about another time than now.
     #[pyo3(signature = (item, *, as_of=None))]
     fn exists(&self, item: &Bound<'_, PyAny>, as_of: Option<f64>) -> PyResult<bool> {
-        Ok(self.g().contains_item(&encode(item)?, at(as_of)))
+        let (h, now) = (self.hash(item)?, self.time(as_of));
+        Ok(self.g().contains_hash(&h, now))
     }
 
     /// `BF.MEXISTS`'s reply (the GIL is released meanwhile).
@@ -215,14 +244,14 @@ impl BloomFilter {
         as_of: Option<f64>,
     ) -> PyResult<Vec<bool>> {
         let m = &self.f;
-        let now = at(as_of);
-        let scheme = self.g().scheme();
+        let now = self.time(as_of);
+        let scheme = self.scheme;
         let mut out = Vec::new();
         for_each_hash_chunk(
             items,
             |i| scheme.bloom(i),
             |hs| {
-                py.allow_threads(|| lock(m).contains_hashes(hs, now, &mut out));
+                py.allow_threads(|| read(m).contains_hashes(hs, now, &mut out));
                 Ok(true)
             },
         )?;
@@ -230,7 +259,8 @@ impl BloomFilter {
     }
 
     fn __contains__(&self, item: &Bound<'_, PyAny>) -> PyResult<bool> {
-        Ok(self.g().contains_item(&encode(item)?, now_ms()))
+        let (h, now) = (self.hash(item)?, self.time(None));
+        Ok(self.g().contains_hash(&h, now))
     }
 
     /// `BF.CARD`: items added (a windowed filter: within the live window).
@@ -240,12 +270,24 @@ impl BloomFilter {
 
     /// `BF.INFO`'s fields, under the server's names.
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        // One lock for the five figures, released before the dict is made.
+        let (capacity, size, links, items, expansion) = {
+            let f = self.g();
+            let links = f.link_count();
+            (
+                f.capacity(),
+                f.mem_usage(),
+                links,
+                items_of(&f),
+                f.expansion(),
+            )
+        };
         let d = PyDict::new(py);
-        d.set_item("Capacity", self.g().capacity())?;
-        d.set_item("Size", self.g().mem_usage())?;
-        d.set_item("Number of filters", self.g().link_count())?;
-        d.set_item("Number of items inserted", self.items())?;
-        d.set_item("Expansion rate", self.g().expansion())?;
+        d.set_item("Capacity", capacity)?;
+        d.set_item("Size", size)?;
+        d.set_item("Number of filters", links)?;
+        d.set_item("Number of items inserted", items)?;
+        d.set_item("Expansion rate", expansion)?;
         Ok(d)
     }
 
@@ -290,7 +332,7 @@ impl BloomFilter {
         // Each filter locked once, however often it is given (BF.MERGE reads a
         // source given twice once).
         let me = self.g();
-        let mut guards: Vec<Option<MutexGuard<'_, Core>>> = Vec::new();
+        let mut guards: Vec<Option<RwLockReadGuard<'_, Core>>> = Vec::new();
         for (i, r) in refs.iter().enumerate() {
             let seen =
                 std::ptr::eq(&**r, self) || refs[..i].iter().any(|o| std::ptr::eq(&**o, &**r));
@@ -328,10 +370,11 @@ impl BloomFilter {
         if std::ptr::eq(&*other, self) {
             return Ok(());
         }
-        let src = other.g();
-        self.g()
-            .merge_from(&[&*src], &SERVER_DEFAULT_LIMITS)
-            .map_err(|err| filter_error(e::merge(&err, |i| i + 1).text()))
+        let merged = {
+            let src = other.g();
+            write(&self.f).merge_from(&[&*src], &SERVER_DEFAULT_LIMITS)
+        };
+        merged.map_err(|err| filter_error(e::merge(&err, |i| i + 1).text()))
     }
 
     /// Raises FilterError, with the server's text, when a server with these
@@ -346,8 +389,8 @@ impl BloomFilter {
             max_links: max_links.unwrap_or(d.max_links),
             max_filters: d.max_filters,
         };
-        let f = self.g();
-        match Core::header_link_bytes(&f.encode_header(), &limits, None) {
+        let header = self.g().encode_header();
+        match Core::header_link_bytes(&header, &limits, None) {
             Ok(_) => Ok(()),
             Err(err) => Err(insert_error(&err)),
         }
@@ -355,9 +398,8 @@ impl BloomFilter {
 
     /// A deep copy.
     fn copy(&self) -> PyResult<Self> {
-        self.g()
-            .try_clone()
-            .map(BloomFilter::wrap)
+        let copy = self.g().try_clone();
+        copy.map(BloomFilter::wrap)
             .map_err(|err| filter_error(e::bloom(Op::Create, &err).text()))
     }
 
@@ -383,7 +425,7 @@ impl BloomFilter {
     /// `BF.SCANDUMP key iter`'s reply: `(1, header)` for 0, then each data
     /// chunk with the iterator to ask for next; `(0, b"")` past the end.
     fn scandump<'py>(&self, py: Python<'py>, iter: i64) -> (i64, Bound<'py, PyBytes>) {
-        shared::scandump(py, &*self.g(), iter)
+        shared::scandump(py, &self.f, iter)
     }
 
     /// Rebuilds a filter from its SCANDUMP replies in order (what

@@ -1,15 +1,15 @@
 //! `ferrobloom.CuckooFilter`: a `CF.*` filter in-process.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{RwLock, RwLockReadGuard};
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use crate::cmd::cf::{parse_reserve, CuckooDefaults};
 use crate::cmd::errors::{self as e, Op};
-use crate::shared::{self, lock};
-use crate::{encode, filter_error, Items};
-use ferrobloom_core::cuckoo::{CuckooError, CuckooFilter as Core};
+use crate::shared::{self, read, write};
+use crate::{encode, filter_error, hash_one, Items};
+use ferrobloom_core::cuckoo::{hash_for, CuckooError, CuckooFilter as Core, CuckooHash};
 use ferrobloom_core::dump::{cuckoo_insert_items, SERVER_DEFAULT_LIMITS};
 
 /// The server's defaults for what CF.RESERVE does not say (the `cf-*`
@@ -24,31 +24,61 @@ const DEFAULTS: CuckooDefaults = CuckooDefaults {
 };
 
 /// A cuckoo filter (ferrobloom's layout or RedisBloom's).
-#[pyclass(module = "ferrobloom._ferrobloom")]
+#[pyclass(module = "ferrobloom._ferrobloom", frozen)]
 pub struct CuckooFilter {
-    /// Locked for each call (batches run without the GIL).
-    f: Mutex<Core>,
+    /// Shared by lookups, taken alone by writes (`shared.rs`: no Python code
+    /// runs while it is held).
+    f: RwLock<Core>,
+    /// Whether it hashes as RedisBloom (fixed for its life): items are hashed
+    /// before the lock is taken.
+    rb: bool,
+}
+
+/// Why an insert did not happen.
+enum Refused {
+    /// RedisBloom's per-command check, kept for filters of its layout
+    /// (`check_expansions` in `src/redis/cf.rs`).
+    MaxExpansions,
+    Insert(CuckooError),
+}
+
+impl From<Refused> for PyErr {
+    fn from(r: Refused) -> PyErr {
+        match r {
+            Refused::MaxExpansions => filter_error(e::CF_MAX_EXPANSIONS),
+            Refused::Insert(err) => insert_error(&err),
+        }
+    }
+}
+
+/// RedisBloom's check before an insert into a filter of its layout.
+fn check_expansions(f: &Core) -> Result<(), Refused> {
+    let max = SERVER_DEFAULT_LIMITS.max_filters;
+    if f.is_redisbloom() && f.num_filters() as u64 >= u64::from(max) {
+        return Err(Refused::MaxExpansions);
+    }
+    Ok(())
 }
 
 impl CuckooFilter {
     pub(crate) fn wrap(f: Core) -> Self {
-        CuckooFilter { f: Mutex::new(f) }
-    }
-
-    /// The filter, locked (a panic in an earlier call does not lock it out).
-    fn g(&self) -> MutexGuard<'_, Core> {
-        lock(&self.f)
-    }
-
-    /// RedisBloom's per-command check kept for filters of its layout
-    /// (`check_expansions` in `src/redis/cf.rs`).
-    fn check_expansions(&self) -> PyResult<()> {
-        let max = SERVER_DEFAULT_LIMITS.max_filters;
-        let f = self.g();
-        if f.is_redisbloom() && f.num_filters() as u64 >= u64::from(max) {
-            return Err(filter_error(e::CF_MAX_EXPANSIONS));
+        CuckooFilter {
+            rb: f.is_redisbloom(),
+            f: RwLock::new(f),
         }
-        Ok(())
+    }
+
+    /// The filter, locked for a lookup.
+    fn g(&self) -> RwLockReadGuard<'_, Core> {
+        read(&self.f)
+    }
+
+    /// The item's hash, taken before any lock (encoding an `int` subclass
+    /// runs its `__repr__`).
+    #[inline]
+    fn hash(&self, item: &Bound<'_, PyAny>) -> PyResult<CuckooHash> {
+        let rb = self.rb;
+        hash_one(item, move |b| hash_for(rb, b))
     }
 
     /// `CF.INSERT`'s (`nx`: `CF.INSERTNX`'s) result per item: the items are
@@ -60,11 +90,18 @@ impl CuckooFilter {
         nx: bool,
     ) -> PyResult<Vec<Result<bool, CuckooError>>> {
         let items = Items::collect(items)?;
-        self.check_expansions()?;
         let m = &self.f;
-        Ok(py.allow_threads(|| {
-            cuckoo_insert_items(&mut lock(m), items.iter(), nx, &SERVER_DEFAULT_LIMITS)
-        }))
+        let r = py.allow_threads(|| {
+            let mut f = write(m);
+            check_expansions(&f)?;
+            Ok(cuckoo_insert_items(
+                &mut f,
+                items.iter(),
+                nx,
+                &SERVER_DEFAULT_LIMITS,
+            ))
+        });
+        r.map_err(|r: Refused| r.into())
     }
 }
 
@@ -112,23 +149,30 @@ impl CuckooFilter {
     /// `CF.ADD`: True; raises FilterError with the server's text when there is
     /// no room (`Filter is full`, `Maximum expansions reached`).
     fn add(&self, item: &Bound<'_, PyAny>) -> PyResult<bool> {
-        self.check_expansions()?;
-        let h = self.g().hash(&encode(item)?);
+        let h = self.hash(item)?;
         let l = SERVER_DEFAULT_LIMITS;
-        self.g()
-            .insert(&h, l.max_filters, l.max_bytes)
-            .map(|()| true)
-            .map_err(|err| insert_error(&err))
+        let r = {
+            let mut f = write(&self.f);
+            check_expansions(&f).and_then(|()| {
+                f.insert(&h, l.max_filters, l.max_bytes)
+                    .map_err(Refused::Insert)
+            })
+        };
+        r.map(|()| true).map_err(PyErr::from)
     }
 
     /// `CF.ADDNX`: True if added, False if the item tests present.
     fn add_nx(&self, item: &Bound<'_, PyAny>) -> PyResult<bool> {
-        self.check_expansions()?;
-        let h = self.g().hash(&encode(item)?);
+        let h = self.hash(item)?;
         let l = SERVER_DEFAULT_LIMITS;
-        self.g()
-            .insert_unique(&h, l.max_filters, l.max_bytes)
-            .map_err(|err| insert_error(&err))
+        let r = {
+            let mut f = write(&self.f);
+            check_expansions(&f).and_then(|()| {
+                f.insert_unique(&h, l.max_filters, l.max_bytes)
+                    .map_err(Refused::Insert)
+            })
+        };
+        r.map_err(PyErr::from)
     }
 
     /// `CF.INSERT`'s (`nx=True`: `CF.INSERTNX`'s) RESP2 reply: per item 1
@@ -160,10 +204,8 @@ impl CuckooFilter {
 
     /// `CF.EXISTS`.
     fn exists(&self, item: &Bound<'_, PyAny>) -> PyResult<bool> {
-        Ok({
-            let f = self.g();
-            f.contains(&f.hash(&encode(item)?))
-        })
+        let h = self.hash(item)?;
+        Ok(self.g().contains(&h))
     }
 
     fn __contains__(&self, item: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -174,21 +216,20 @@ impl CuckooFilter {
     fn contains_many(&self, py: Python<'_>, items: &Bound<'_, PyAny>) -> PyResult<Vec<bool>> {
         let items = Items::collect(items)?;
         let m = &self.f;
-        Ok(py.allow_threads(|| lock(m).contains_items(items.iter())))
+        Ok(py.allow_threads(|| read(m).contains_items(items.iter())))
     }
 
     /// `CF.COUNT`: how many times the item's fingerprint is stored (an upper bound).
     fn count(&self, item: &Bound<'_, PyAny>) -> PyResult<u64> {
-        Ok({
-            let f = self.g();
-            f.count(&f.hash(&encode(item)?))
-        })
+        let h = self.hash(item)?;
+        Ok(self.g().count(&h))
     }
 
     /// `CF.DEL`: removes one copy; False if the item is not found.
     fn delete(&self, item: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let h = self.g().hash(&encode(item)?);
-        Ok(self.g().delete(&h))
+        let h = self.hash(item)?;
+        let deleted = write(&self.f).delete(&h);
+        Ok(deleted)
     }
 
     /// Items inserted minus items deleted (`CF.INFO` `Number of items inserted`).
@@ -198,16 +239,29 @@ impl CuckooFilter {
 
     /// `CF.INFO`'s eight fields, under the server's names.
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let f = &self.g();
+        // One lock for the eight figures, released before the dict is made.
+        let (size, buckets, filters, items, deletes, bucket_size, expansion, iterations) = {
+            let f = self.g();
+            (
+                f.mem_usage() as u64,
+                f.base_buckets(),
+                f.num_filters(),
+                f.num_items(),
+                f.num_deletes(),
+                f.bucket_size(),
+                f.expansion(),
+                f.max_iterations(),
+            )
+        };
         let d = PyDict::new(py);
-        d.set_item("Size", f.mem_usage() as u64)?;
-        d.set_item("Number of buckets", f.base_buckets())?;
-        d.set_item("Number of filters", f.num_filters())?;
-        d.set_item("Number of items inserted", f.num_items())?;
-        d.set_item("Number of items deleted", f.num_deletes())?;
-        d.set_item("Bucket size", f.bucket_size())?;
-        d.set_item("Expansion rate", f.expansion())?;
-        d.set_item("Max iterations", f.max_iterations())?;
+        d.set_item("Size", size)?;
+        d.set_item("Number of buckets", buckets)?;
+        d.set_item("Number of filters", filters)?;
+        d.set_item("Number of items inserted", items)?;
+        d.set_item("Number of items deleted", deletes)?;
+        d.set_item("Bucket size", bucket_size)?;
+        d.set_item("Expansion rate", expansion)?;
+        d.set_item("Max iterations", iterations)?;
         Ok(d)
     }
 
@@ -239,9 +293,9 @@ impl CuckooFilter {
     #[pyo3(signature = (max_bytes=None, max_filters=None))]
     fn check_limits(&self, max_bytes: Option<u64>, max_filters: Option<u32>) -> PyResult<()> {
         let d = SERVER_DEFAULT_LIMITS;
-        let f = self.g();
+        let header = self.g().encode_header();
         Core::header_table_bytes(
-            &f.encode_header(),
+            &header,
             max_bytes.unwrap_or(d.max_bytes),
             max_filters.unwrap_or(d.max_filters),
             None,
@@ -252,9 +306,8 @@ impl CuckooFilter {
 
     /// A deep copy.
     fn copy(&self) -> PyResult<Self> {
-        self.g()
-            .try_clone(u64::MAX)
-            .map(CuckooFilter::wrap)
+        let copy = self.g().try_clone(u64::MAX);
+        copy.map(CuckooFilter::wrap)
             .map_err(|err| filter_error(e::cuckoo(Op::Create, &err).text()))
     }
 
@@ -280,7 +333,7 @@ impl CuckooFilter {
     /// `CF.SCANDUMP key iter`'s reply: `(1, header)` for 0, then each data
     /// chunk with the iterator to ask for next; `(0, b"")` past the end.
     fn scandump<'py>(&self, py: Python<'py>, iter: i64) -> (i64, Bound<'py, PyBytes>) {
-        shared::scandump(py, &*self.g(), iter)
+        shared::scandump(py, &self.f, iter)
     }
 
     /// Rebuilds a filter from its SCANDUMP replies in order, checking every

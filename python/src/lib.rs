@@ -155,16 +155,6 @@ impl Items {
 /// well under 0.1 ns per item.
 const HASH_CHUNK: usize = 1 << 12;
 
-extern "C" {
-    // Public C API since Python 3.3 (in the limited API from 3.10), exported
-    // by every interpreter this abi3-py38 wheel loads in; PyO3 hides it below
-    // 3.10, where `to_cow` would allocate a bytes object per str instead.
-    fn PyUnicode_AsUTF8AndSize(
-        s: *mut pyo3::ffi::PyObject,
-        size: *mut pyo3::ffi::Py_ssize_t,
-    ) -> *const std::os::raw::c_char;
-}
-
 /// Hashes one item with `hash`: bytes and str straight from the object's
 /// buffer (no copy), anything else through [`encode_into`] into `scratch`.
 #[inline]
@@ -181,7 +171,7 @@ fn hash_item<H>(
         // SAFETY: `obj` is a str (checked above) kept alive by the caller; the
         // UTF-8 buffer lives as long as the str and is read before any Python
         // code runs.
-        let p = unsafe { PyUnicode_AsUTF8AndSize(obj.as_ptr(), &mut n) };
+        let p = unsafe { pyo3::ffi::PyUnicode_AsUTF8AndSize(obj.as_ptr(), &mut n) };
         if !p.is_null() {
             if let Ok(n) = usize::try_from(n) {
                 let s = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) };
@@ -194,6 +184,14 @@ fn hash_item<H>(
     scratch.clear();
     encode_into(obj, scratch)?;
     Ok(hash(scratch))
+}
+
+/// One item's hash (bytes and str straight from their buffers), computed
+/// before any filter lock is taken: encoding another type may run Python code.
+#[inline]
+pub(crate) fn hash_one<H>(obj: &Bound<'_, PyAny>, hash: impl Fn(&[u8]) -> H) -> PyResult<H> {
+    let mut scratch = Vec::new();
+    hash_item(obj, &hash, &mut scratch)
 }
 
 /// Hashes a batch of items with `hash` under the GIL, straight from Python's

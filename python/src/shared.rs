@@ -3,8 +3,18 @@
 //! the file format (`to_bytes` / `from_bytes`), `SCANDUMP` replies, loading
 //! SCANDUMP chunks (`from_chunks`) and pickling. The file work and chunk
 //! loading run without the GIL.
+//!
+//! **The lock rule.** A filter's lock is a reader-writer lock: lookups share
+//! it (two threads looking up one filter run in parallel), writes take it
+//! alone. No Python code runs while it is held: items are hashed or encoded
+//! (which may call an `int` subclass's `__repr__`) before it is taken, and no
+//! Python object that the garbage collector tracks is created and no
+//! reference dropped under it (either may run a finalizer). A batch takes it
+//! only after releasing the GIL and drops it before taking the GIL back; a
+//! call on one item holds the GIL while it waits for it. So no holder of the
+//! lock ever waits for the GIL, and an item's own code may use the filter.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -12,18 +22,24 @@ use pyo3::types::PyBytes;
 use crate::{filter_error, format_error};
 use ferrobloom_core::dump::{load_chunks, Scandump, LOAD_LIMITS};
 
-/// The filter, locked (a panic in an earlier call does not lock it out).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+/// The filter, locked for a lookup (a panic in an earlier call does not lock
+/// it out).
+pub(crate) fn read<T>(m: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    m.read().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The filter, locked for a write.
+pub(crate) fn write<T>(m: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    m.write().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The filter file format of the locked filter (written without the GIL).
-pub(crate) fn to_bytes<'py, T: Scandump + Send>(
+pub(crate) fn to_bytes<'py, T: Scandump + Send + Sync>(
     py: Python<'py>,
-    m: &Mutex<T>,
+    m: &RwLock<T>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let mut out = Vec::new();
-    py.allow_threads(|| ferrobloom_core::file::write(&*lock(m), &mut out))
+    py.allow_threads(|| ferrobloom_core::file::write(&*read(m), &mut out))
         .map_err(|s| filter_error(&s))?;
     Ok(PyBytes::new(py, &out))
 }
@@ -55,12 +71,15 @@ pub(crate) fn not_bytes(data: &Bound<'_, PyAny>) -> PyErr {
     ))
 }
 
-/// `SCANDUMP key iter`'s reply for the filter: `(0, b"")` past the end.
+/// `SCANDUMP key iter`'s reply for the filter: `(0, b"")` past the end (a
+/// bytes object, which the garbage collector does not track, is made under
+/// the lock; the tuple after it).
 pub(crate) fn scandump<'py, T: Scandump>(
     py: Python<'py>,
-    f: &T,
+    m: &RwLock<T>,
     iter: i64,
 ) -> (i64, Bound<'py, PyBytes>) {
+    let f = read(m);
     match f.scandump(iter) {
         Some((n, d)) => (n, PyBytes::new(py, &d)),
         None => (0, PyBytes::new(py, b"")),
@@ -79,9 +98,9 @@ pub(crate) fn from_chunks<T: Scandump + Send>(
 }
 
 /// `__reduce__`'s value: `ferrobloom.from_bytes(<the file format>)`.
-pub(crate) fn reduce<'py, T: Scandump + Send>(
+pub(crate) fn reduce<'py, T: Scandump + Send + Sync>(
     py: Python<'py>,
-    m: &Mutex<T>,
+    m: &RwLock<T>,
 ) -> PyResult<(PyObject, (Bound<'py, PyBytes>,))> {
     let load = py.import("ferrobloom")?.getattr("from_bytes")?.unbind();
     Ok((load, (to_bytes(py, m)?,)))

@@ -199,19 +199,31 @@ impl BloomFilter {
     /// answer (`true`: the item is new).
     pub fn add_item(&mut self, item: &[u8], now_ms: u64, limits: &Limits) -> AddResult {
         let h = self.hash(item);
+        self.add_hash(&h, now_ms, limits)
+    }
+
+    /// [`add_item`](Self::add_item) for an item already hashed with this
+    /// filter's [`scheme`](Self::scheme) (a caller that must not hold the
+    /// filter while it reads the item hashes first).
+    pub fn add_hash(&mut self, h: &ItemHash, now_ms: u64, limits: &Limits) -> AddResult {
         match self {
-            BloomFilter::Chain(c) => c.add(&h, limits),
-            BloomFilter::Window(w) => w.add(&h, now_ms, limits).map(|a| a.is_new()),
+            BloomFilter::Chain(c) => c.add(h, limits),
+            BloomFilter::Window(w) => w.add(h, now_ms, limits).map(|a| a.is_new()),
         }
     }
 
     /// Whether the item may have been added (for a windowed filter: within the
     /// window at `now_ms`), `BF.EXISTS`'s answer.
     pub fn contains_item(&self, item: &[u8], now_ms: u64) -> bool {
-        let h = self.hash(item);
+        self.contains_hash(&self.hash(item), now_ms)
+    }
+
+    /// [`contains_item`](Self::contains_item) for an item already hashed with
+    /// this filter's [`scheme`](Self::scheme).
+    pub fn contains_hash(&self, h: &ItemHash, now_ms: u64) -> bool {
         match self {
-            BloomFilter::Chain(c) => c.contains(&h),
-            BloomFilter::Window(w) => w.contains(&h, now_ms),
+            BloomFilter::Chain(c) => c.contains(h),
+            BloomFilter::Window(w) => w.contains(h, now_ms),
         }
     }
 

@@ -24,6 +24,7 @@ mod fixture_tests;
 pub mod hash;
 pub mod payload;
 pub mod rdb;
+pub mod restore;
 #[cfg(test)]
 #[path = "tests/roundtrip.rs"]
 mod roundtrip_tests;

@@ -11,7 +11,6 @@ use crate::bloom::{
     BloomError, BloomLayout, Limits, Reader, CHAIN_OVERHEAD, HEADER_MAGIC, LINK_OVERHEAD,
     MAX_EXPANSION, MAX_LINKS_CEILING,
 };
-use std::cell::Cell;
 
 impl Window {
     /// Encodes the window's shape, clock and generations (not their bits).
@@ -122,7 +121,7 @@ impl Window {
             gens: Vec::new(),
             retired: Vec::new(),
             shapes: Default::default(),
-            grown: Cell::new(None),
+            grown: Default::default(),
         };
         let newest = w.gen_index(last_ms);
         let mut gens = Vec::new();

@@ -149,7 +149,6 @@ use super::bloom::{
     LINK_OVERHEAD, MAX_EXPANSION, MAX_LINKS_CEILING,
 };
 use super::hash::{HashScheme, ItemHash};
-use std::cell::Cell;
 
 /// Magic bytes that open a windowed filter's header.
 pub const WINDOW_MAGIC: [u8; 4] = *b"FBbw";
@@ -222,7 +221,7 @@ pub struct Window {
     shapes: sizing::SizeCache,
     /// The one sized last: a steady stream's generations ask for the same
     /// first-link error rate at every rotation.
-    grown: Cell<Option<sizing::Template>>,
+    grown: sizing::Memo<sizing::Template>,
 }
 
 /// Limits that never refuse (a window checks its own, over all generations).
@@ -274,7 +273,7 @@ impl Window {
             gens: Vec::new(),
             retired: Vec::new(),
             shapes: Default::default(),
-            grown: Cell::new(None),
+            grown: Default::default(),
         };
         let first = w.shape(capacity.div_ceil(u64::from(PARTS)).max(1), w.steady_error())?;
         let steady = u64::from(w.parts) + 1;
@@ -688,7 +687,7 @@ impl Window {
             gens,
             retired: Vec::new(),
             shapes: Default::default(),
-            grown: Cell::new(None),
+            grown: Default::default(),
         })
     }
 

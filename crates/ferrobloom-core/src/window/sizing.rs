@@ -13,7 +13,7 @@ use super::forecast::{deviations, spike_bound, spike_margin, trend, young_bounds
 use super::Window;
 use crate::bits::LINE_BITS;
 use crate::bloom::{BloomError, BloomLayout, LinkShape};
-use std::cell::{Cell, RefCell};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// The live generations' rates, as [`link_fpr`] estimates them from the items
 /// each link holds, sum to at most this part of the error rate: the estimate
@@ -81,8 +81,36 @@ pub(super) struct Template {
 /// generation, how many are held and the oldest's index).
 #[derive(Default)]
 pub(super) struct SizeCache {
-    templates: RefCell<Vec<Template>>,
-    limit: Cell<Option<(LimitKey, (f64, f64))>>,
+    templates: Mutex<Vec<Template>>,
+    limit: Memo<(LimitKey, (f64, f64))>,
+}
+
+/// A derived value remembered by a method that takes `&self`: a `Cell` that
+/// threads may share (a program may look a filter up from several threads at
+/// once, under a shared lock).
+#[derive(Debug)]
+pub(super) struct Memo<T: Copy>(Mutex<Option<T>>);
+
+impl<T: Copy> Default for Memo<T> {
+    fn default() -> Self {
+        Memo(Mutex::new(None))
+    }
+}
+
+impl<T: Copy> Memo<T> {
+    pub(super) fn get(&self) -> Option<T> {
+        *lock(&self.0)
+    }
+
+    pub(super) fn set(&self, v: Option<T>) {
+        *lock(&self.0) = v;
+    }
+}
+
+/// A cache's lock (a panic while it was held leaves a value that is still a
+/// valid cache entry or none).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The generation, how many generations are held and the oldest's index.
@@ -604,10 +632,7 @@ impl Window {
         if let Some(t) = self.grown.get().filter(|t| t.error == error) {
             return Ok(t);
         }
-        let hit = self
-            .shapes
-            .templates
-            .borrow()
+        let hit = lock(&self.shapes.templates)
             .iter()
             .find(|t| t.error == error)
             .copied();
@@ -628,7 +653,7 @@ impl Window {
                     hashes: s.hashes,
                     bpe: s.bpe,
                 };
-                let mut cache = self.shapes.templates.borrow_mut();
+                let mut cache = lock(&self.shapes.templates);
                 if cache.len() >= CACHE {
                     cache.remove(0);
                 }
