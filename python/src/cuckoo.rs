@@ -5,23 +5,12 @@ use std::sync::{RwLock, RwLockReadGuard};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::cmd::cf::{parse_reserve, CuckooDefaults};
+use crate::cmd::create;
 use crate::cmd::errors::{self as e, Op};
 use crate::shared::{self, read, write};
 use crate::{encode, filter_error, hash_one, Items};
 use ferrobloom_core::cuckoo::{hash_for, CuckooError, CuckooFilter as Core, CuckooHash};
 use ferrobloom_core::dump::{cuckoo_insert_items, SERVER_DEFAULT_LIMITS};
-
-/// The server's defaults for what CF.RESERVE does not say (the `cf-*`
-/// configs' defaults in `src/redis/config.rs`).
-const DEFAULTS: CuckooDefaults = CuckooDefaults {
-    capacity: 1024,
-    bucket_size: 2,
-    max_iterations: 20,
-    expansion: 1,
-    error: None,
-    redisbloom: false,
-};
 
 /// A cuckoo filter (ferrobloom's layout or RedisBloom's).
 #[pyclass(module = "ferrobloom._ferrobloom", frozen)]
@@ -37,7 +26,7 @@ pub struct CuckooFilter {
 /// Why an insert did not happen.
 enum Refused {
     /// RedisBloom's per-command check, kept for filters of its layout
-    /// (`check_expansions` in `src/redis/cf.rs`).
+    /// (`check_expansions` in `crates/ferrobloom/src/redis/cf.rs`).
     MaxExpansions,
     Insert(CuckooError),
 }
@@ -125,8 +114,7 @@ impl CuckooFilter {
         error_rate: Option<&Bound<'_, PyAny>>,
         layout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let mut args: Vec<Vec<u8>> = vec![b"CF.RESERVE".to_vec(), b"key".to_vec()];
-        args.push(encode(capacity)?);
+        let mut args: Vec<Vec<u8>> = vec![encode(capacity)?];
         for (name, v) in [
             (&b"BUCKETSIZE"[..], bucket_size),
             (b"MAXITERATIONS", max_iterations),
@@ -140,9 +128,7 @@ impl CuckooFilter {
             }
         }
         let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
-        let p = parse_reserve(&refs.as_slice(), &DEFAULTS).map_err(|c| filter_error(c.text()))?;
-        let f = Core::new(&p, SERVER_DEFAULT_LIMITS.max_bytes)
-            .map_err(|err| filter_error(e::cuckoo(Op::Create, &err).text()))?;
+        let f = create::reserve_cuckoo(&refs).map_err(|c| filter_error(c.text()))?;
         Ok(CuckooFilter::wrap(f))
     }
 
