@@ -7,7 +7,7 @@ import os
 import binascii
 from typing import Any, List, Optional, Tuple, Union
 
-from ._ferrobloom import BloomFilter, CuckooFilter, FilterError
+from ._ferrobloom import BloomFilter, CuckooFilter, FilterError, from_dump
 from ._progress import bar
 
 Filter = Union[BloomFilter, CuckooFilter]
@@ -107,6 +107,7 @@ def push(
     filter: Filter,
     *,
     replace: bool = False,
+    force: bool = False,
     progress: Optional[bool] = None,
 ) -> None:
     """Stores ``filter`` under ``key`` on the server, with ``LOADCHUNK``.
@@ -117,6 +118,10 @@ def push(
     fails leaves ``key`` as it was (the temporary key is deleted, or expires
     after an hour if the client died). ``replace=False`` refuses an existing
     key, also one that appears during the push (``ERR item exists``).
+    ``replace=True`` replaces a filter of the same kind (Bloom or cuckoo);
+    a key of another type (a string, a hash, a filter of the other kind) is
+    refused with the server's WRONGTYPE text, checked before anything is sent
+    and again just before the rename, unless ``force=True``.
 
     A filter the server's limits (``bf.max-filter-memory``, ``bf.bf-max-links``,
     ``bf.cf-max-expansions``, read with ``CONFIG GET`` where allowed) would
@@ -133,6 +138,8 @@ def push(
         filter.check_limits(max_bytes, _config(client, "cf-max-expansions"))
     if not replace and client.exists(key):
         raise FilterError("ERR item exists")
+    if replace and not force:
+        _check_replaceable(client, key, kind)
     tmp = temp_key(key)
     loadchunk = kind + ".LOADCHUNK"
     pb = bar(progress, _total(filter), "push")
@@ -163,6 +170,8 @@ def push(
             it = nxt
         pipe.execute()
         pb.update(queued)
+        if replace and not force:
+            _check_replaceable(client, key, kind)
         # One transaction (both keys are in one slot, so a cluster takes it
         # too): the TTL goes with the rename, never before nor after it.
         pipe = client.pipeline(transaction=True)
@@ -177,6 +186,14 @@ def push(
         # a name the caller chose; docs/clients.md, "ACL users").
         if type(e).__name__ == "NoPermissionError" and "to access" in str(e):
             raise type(e)("%s (push writes %r and the temporary key %r)" % (e, key, tmp)) from e
+        # A server that is not ferrobloom (RedisBloom) refuses the header of
+        # a filter of ferrobloom's layouts: say so, and what it takes.
+        if _refused_header(e) and filter.layout != "redisbloom" and not has_stamps(client, tmp):
+            raise FilterError(
+                "the server refused the filter's header (%s): it is not ferrobloom (RedisBloom?), "
+                "which loads only filters of RedisBloom's layout: build the filter with "
+                "layout=\"redisbloom\" (a windowed filter has no such layout)" % _server_text(e)
+            ) from e
         raise
     finally:
         pb.close()
@@ -187,50 +204,86 @@ def push(
                 pass
 
 
-def _walk(client: Any, scandump: str, key: bytes, pb: Any) -> List[Tuple[int, bytes]]:
+# Options of ``execute_command`` that make redis-py hand the reply's bulk
+# strings over as bytes, also on a client with ``decode_responses=True``.
+_RAW = {"NEVER_DECODE": []}
+
+
+class _Changed(Exception):
+    """The key's state changed during a SCANDUMP walk (its stamp did)."""
+
+
+class _NoStamps(Exception):
+    """The server's SCANDUMP takes no STAMP (RedisBloom, an older ferrobloom)."""
+
+
+def _wrong_arity(e: Exception) -> bool:
+    return "wrong number of arguments" in str(e).lower()
+
+
+def _scandump(client: Any, scandump: str, key: bytes, it: int) -> Tuple[int, bytes, Any]:
+    """``<scandump> key it STAMP``: the next iterator, the data and the stamp
+    of the state they were read from."""
+    r = client.execute_command(scandump, key, it, "STAMP", **_RAW)
+    if len(r) != 3:
+        raise FilterError("%s answered %d elements with STAMP, not 3" % (scandump, len(r)))
+    return int(r[0]), bytes(r[1] or b""), r[2]
+
+
+def _check_replaceable(client: Any, key: bytes, kind: str) -> None:
+    """push(replace=True) replaces a missing key or a filter of ``kind`` only."""
+    t = client.type(key)
+    t = t.encode() if isinstance(t, str) else t
+    if t != b"none" and _TYPES.get(t) != kind:
+        raise FilterError(
+            WRONG_TYPE + " (push replaces a filter of the same kind only; force=True replaces any key)"
+        )
+
+
+# RedisBloom's texts for a LOADCHUNK header it cannot read (Bloom, cuckoo).
+_HEADER_REFUSALS = ("received bad data", "Invalid header")
+
+
+def _server_text(e: Exception) -> str:
+    """The server's error text in a redis-py pipeline error."""
+    t = str(e)
+    return t.split("caused error: ", 1)[-1]
+
+
+def _refused_header(e: Exception) -> bool:
+    return type(e).__name__ == "ResponseError" and any(x in str(e) for x in _HEADER_REFUSALS)
+
+
+def _walk(client: Any, scandump: str, key: bytes, pb: Any, stamp: Any) -> List[Tuple[int, bytes]]:
+    """The data chunks of a SCANDUMP walk, every reply read from the state
+    ``stamp`` names (else ``_Changed``)."""
     chunks: List[Tuple[int, bytes]] = []
-    it = 0
+    it = 1
     while True:
-        r = client.execute_command(scandump, key, it)
-        nxt, data = int(r[0]), r[1]
+        nxt, data, s = _scandump(client, scandump, key, it)
+        if s != stamp:
+            raise _Changed()
         if nxt == 0:
             return chunks
-        if data is None:
-            data = b""
-        chunks.append((nxt, bytes(data)))
-        if it != 0:
-            pb.update(len(data))
+        chunks.append((nxt, data))
+        pb.update(len(data))
         it = nxt
 
 
-def pull(client: Any, key: Union[str, bytes], *, progress: Optional[bool] = None) -> Filter:
-    """Reads the filter under ``key`` with ``SCANDUMP`` into a local filter
-    that answers every probe as the server's.
-
-    SCANDUMP walks the filter chunk by chunk, so a write during the walk could
-    mix two states: pull reads the header again at the end and walks again
-    (up to three times) when it changed, or when a cuckoo filter refused the
-    walk because it moved items meanwhile. Every write that adds or removes an
-    item changes the header (its item counts), so the result is a state the key
-    held; if the key keeps changing, FilterError is raised. Raises FilterError
-    with the server's texts for a missing key (``ERR not found``) and a key of
-    another type.
-    """
-    key = _b(key)
-    t = client.type(key)
-    t = t.encode() if isinstance(t, str) else t
-    if t == b"none":
-        raise FilterError(NOT_FOUND)
-    kind = _TYPES.get(t)
-    if kind is None:
-        raise FilterError(WRONG_TYPE)
-    scandump = kind + ".SCANDUMP"
-    cls = BloomFilter if kind == "BF" else CuckooFilter
+def _pull_walk(client: Any, scandump: str, cls: Any, key: bytes, progress: Optional[bool]) -> Filter:
+    """pull on a server whose SCANDUMP takes STAMP (ferrobloom)."""
     for _ in range(PULL_ATTEMPTS):
-        header = client.execute_command(scandump, key, 0)
+        try:
+            nxt, header, stamp = _scandump(client, scandump, key, 0)
+        except Exception as e:
+            if _wrong_arity(e):
+                raise _NoStamps() from e
+            raise
         pb = bar(progress, 0, "pull")
         try:
-            chunks = _walk(client, scandump, key, pb)
+            chunks = _walk(client, scandump, key, pb, stamp)
+        except _Changed:
+            continue
         except Exception as e:
             # A cuckoo filter that moved items during the walk refuses the
             # rest of it ("start the walk again at 0"): walk again.
@@ -239,7 +292,74 @@ def pull(client: Any, key: Union[str, bytes], *, progress: Optional[bool] = None
             raise
         finally:
             pb.close()
-        again = client.execute_command(scandump, key, 0)
-        if chunks and bytes(header[1]) == chunks[0][1] == bytes(again[1]):
-            return cls.from_chunks(chunks)
+        return cls.from_chunks([(nxt, header)] + chunks)
     raise FilterError("the key changed during every one of %d SCANDUMP walks" % PULL_ATTEMPTS)
+
+
+def _pull_dump(client: Any, key: bytes) -> Filter:
+    """pull on a server whose SCANDUMP cannot show a walk consistent
+    (RedisBloom): the key's ``DUMP``, one atomic read, decoded locally."""
+    try:
+        payload = client.dump(key)
+    except Exception as e:
+        if type(e).__name__ == "NoPermissionError":
+            raise FilterError(
+                "this server's SCANDUMP cannot show that a walk read one state of the key "
+                "(it takes no STAMP: RedisBloom, or a ferrobloom before it), so pull reads "
+                "the key with DUMP, which this user may not run (%s)" % e
+            ) from e
+        raise
+    if payload is None:
+        raise FilterError(NOT_FOUND)
+    return from_dump(payload)
+
+
+def _kind_of_key(client: Any, key: bytes) -> Optional[str]:
+    """``"BF"``, ``"CF"`` or None (missing); FilterError for another type."""
+    t = client.type(key)
+    t = t.encode() if isinstance(t, str) else t
+    if t == b"none":
+        return None
+    kind = _TYPES.get(t)
+    if kind is None:
+        raise FilterError(WRONG_TYPE)
+    return kind
+
+
+def pull(client: Any, key: Union[str, bytes], *, progress: Optional[bool] = None) -> Filter:
+    """Reads the filter under ``key`` into a local filter that answers every
+    probe as the server's: exactly a state the key held, or an error.
+
+    On ferrobloom, a ``SCANDUMP`` walk whose every reply carries the stamp of
+    the state it was read from (``SCANDUMP key iterator STAMP``): a write, or
+    another value put under the key, changes the stamp, and the walk starts
+    again (up to three times; then FilterError). On a server whose SCANDUMP
+    takes no STAMP (RedisBloom), the key's ``DUMP`` (one atomic read) decoded
+    locally. Works with ``decode_responses=True`` clients. Raises FilterError
+    with the server's texts for a missing key (``ERR not found``) and a key
+    of another type. See docs/clients.md, "push and pull".
+    """
+    key = _b(key)
+    kind = _kind_of_key(client, key)
+    if kind is None:
+        raise FilterError(NOT_FOUND)
+    cls = BloomFilter if kind == "BF" else CuckooFilter
+    try:
+        return _pull_walk(client, kind + ".SCANDUMP", cls, key, progress)
+    except _NoStamps:
+        return _pull_dump(client, key)
+
+
+def has_stamps(client: Any, key: Union[str, bytes] = b"ferrobloom-probe") -> bool:
+    """Whether the server's SCANDUMP takes STAMP (ferrobloom does, RedisBloom
+    does not), asked with ``BF.SCANDUMP key 0 STAMP`` on ``key`` (in Redis
+    Cluster: a key of the slot to ask; it need not exist)."""
+    try:
+        client.execute_command("BF.SCANDUMP", _b(key), 0, "STAMP", **_RAW)
+    except Exception as e:
+        if _wrong_arity(e):
+            return False
+        # A missing key or one of another type: the arguments were taken.
+        if type(e).__name__ != "ResponseError":
+            raise
+    return True

@@ -287,6 +287,33 @@ fn from_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<PyObject> {
     })
 }
 
+/// A filter from a server's `DUMP` reply of a filter key (RedisBloom's or
+/// ferrobloom's), as `ferrobloom_core::restore::read_dump` reads it: what
+/// pull uses on a server whose SCANDUMP takes no STAMP.
+#[pyfunction]
+fn from_dump(py: Python<'_>, payload: &[u8]) -> PyResult<PyObject> {
+    use ferrobloom_core::dump::LOAD_LIMITS;
+    let f = py
+        .allow_threads(|| ferrobloom_core::restore::read_dump(payload, &LOAD_LIMITS))
+        .map_err(format_error)?;
+    wrap_any(py, f)
+}
+
+/// A loaded filter of either kind as its Python class.
+fn wrap_any(py: Python<'_>, f: ferrobloom_core::file::AnyFilter) -> PyResult<PyObject> {
+    use ferrobloom_core::file::AnyFilter;
+    Ok(match f {
+        AnyFilter::Bloom(f) => bloom::BloomFilter::wrap(f)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        AnyFilter::Cuckoo(f) => cuckoo::CuckooFilter::wrap(f)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+    })
+}
+
 /// The kind (`"BF"` or `"CF"`) of a filter file's bytes, after checking its framing.
 #[pyfunction]
 fn file_kind(data: &[u8]) -> PyResult<&'static str> {
@@ -303,6 +330,7 @@ fn _ferrobloom(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FormatError", m.py().get_type::<FormatError>())?;
     m.add_function(wrap_pyfunction!(from_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(file_kind, m)?)?;
+    m.add_function(wrap_pyfunction!(from_dump, m)?)?;
     m.add("FILE_FORMAT_VERSION", ferrobloom_core::file::VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -5,7 +5,8 @@
 use super::api::{Args, Ctx, Key, KeyState, Lookup};
 use super::config::{bloom_defaults, bloom_limits};
 use super::handler::{
-    check_items, key_name, note_beyond_client_limits, origin, replicate_reserve, CmdResult,
+    check_items, key_name, note_beyond_client_limits, origin, replicate_reserve, reply_scandump,
+    scandump_stamp, CmdResult,
 };
 use super::membership;
 use super::types::BLOOM;
@@ -330,32 +331,19 @@ pub fn card(ctx: Ctx, args: Args) -> CmdResult {
 
 /// BF.SCANDUMP key iterator
 pub fn scandump(ctx: Ctx, args: Args) -> CmdResult {
-    if args.len() != 3 {
-        return Err(CmdError::WrongArity);
-    }
+    let with_stamp = scandump_stamp(&args)?;
     let mut key = Key::open(ctx, key_name(&args)?, false);
-    let c = key.existing(&BLOOM)?;
+    let (c, stamp) = key.existing_stamped(&BLOOM)?;
+    let stamp = with_stamp.then_some(stamp);
     let iter = parse_i64(args.bytes(2)).ok_or(e::SCANDUMP_NOT_NUMERIC)?;
     if iter == 0 {
-        ctx.reply_array(2);
-        ctx.reply_integer(1);
-        ctx.reply_bulk(&c.encode_header());
+        reply_scandump(ctx, Some((1, &c.encode_header())), stamp);
         return Ok(());
     }
     // A windowed filter's iterators name their generation, so a walk that
     // writes cross is exact (docs/windowed.md, "Copies").
     let chunk = c.scandump_walk(iter).map_err(|_| e::SCANDUMP_WALK)?;
-    ctx.reply_array(2);
-    match chunk {
-        Some((next, data)) => {
-            ctx.reply_integer(next);
-            ctx.reply_bulk(data);
-        }
-        None => {
-            ctx.reply_integer(0);
-            ctx.reply_bulk(b"");
-        }
-    }
+    reply_scandump(ctx, chunk, stamp);
     Ok(())
 }
 

@@ -4,7 +4,10 @@
 
 use super::api::{Args, Ctx, Key, KeyState};
 use super::config::{cf_max_filters, cuckoo_defaults, max_filter_bytes};
-use super::handler::{check_items, key_name, note_beyond_client_limits, origin, CmdResult};
+use super::handler::{
+    check_items, key_name, note_beyond_client_limits, origin, reply_scandump, scandump_stamp,
+    CmdResult,
+};
 use super::membership;
 use super::types::CUCKOO;
 use crate::cmd::cf::{parse_insert_from, parse_load_position, parse_position, parse_reserve_from};
@@ -348,12 +351,10 @@ pub fn info(ctx: Ctx, args: Args) -> CmdResult {
 
 /// CF.SCANDUMP key iterator
 pub fn scandump(ctx: Ctx, args: Args) -> CmdResult {
-    if args.len() != 3 {
-        return Err(CmdError::WrongArity);
-    }
+    let with_stamp = scandump_stamp(&args)?;
     let iter = parse_position(args.bytes(2))?;
     let mut key = Key::open(ctx, key_name(&args)?, false);
-    let f = key.existing(&CUCKOO)?;
+    let (f, stamp) = key.existing_stamped(&CUCKOO)?;
     // A walk refused once fingerprints moved since it began; RedisBloom's
     // layout keeps its walks by client (docs/operations.md, "Live copies").
     let chunk = f
@@ -363,19 +364,13 @@ pub fn scandump(ctx: Ctx, args: Args) -> CmdResult {
             CuckooError::BadChunk("unknown walk") => CmdError::from(e::CF_SCANDUMP_UNKNOWN),
             _ => CmdError::from(e::CF_SCANDUMP_WALK),
         })?;
-    ctx.reply_array(2);
-    match chunk {
-        Some((next, data)) => {
-            ctx.reply_integer(next);
-            ctx.reply_bulk(&data);
-        }
-        None => {
-            // `[0, ""]` like BF.SCANDUMP (RedisBloom sends `[0, nil]` here, on which
-            // go-redis' CFScanDump fails with `redis: nil`).
-            ctx.reply_integer(0);
-            ctx.reply_bulk(b"");
-        }
-    }
+    // Past the end `[0, ""]` like BF.SCANDUMP (RedisBloom sends `[0, nil]`
+    // here, on which go-redis' CFScanDump fails with `redis: nil`).
+    reply_scandump(
+        ctx,
+        chunk.as_ref().map(|(n, d)| (*n, &d[..])),
+        with_stamp.then_some(stamp),
+    );
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! What every BF and CF command handler shares: the result type, argument
 //! access in the parsers' terms, the key argument, item-size checks and the
-//! origin (client or primary/AOF) of the running command, and the replicated
-//! creation of a Bloom filter.
+//! origin (client or primary/AOF) of the running command, the replicated
+//! creation of a Bloom filter, and SCANDUMP's replies.
 
 use super::api::{Args, Ctx};
 use super::config::max_item_bytes;
@@ -69,4 +69,27 @@ pub fn replicate_reserve(
     let args = reserve_args(p);
     let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
     ctx.replicate(c"BF.RESERVE", key, &args);
+}
+
+/// Whether a `SCANDUMP key iterator [STAMP]` asks for the stamp; any other
+/// fourth argument, or more, is RedisBloom's wrong-arity error.
+pub fn scandump_stamp(args: &Args) -> Result<bool, CmdError> {
+    match args.len() {
+        3 => Ok(false),
+        4 if args.bytes(3).eq_ignore_ascii_case(b"STAMP") => Ok(true),
+        _ => Err(CmdError::WrongArity),
+    }
+}
+
+/// A SCANDUMP reply: `[iterator, data]` (RedisBloom's, `[0, ""]` past the
+/// end), or with STAMP `[iterator, data, stamp]`, the stamp of the state the
+/// chunk was read from (`value::Stored`).
+pub fn reply_scandump(ctx: Ctx, chunk: Option<(i64, &[u8])>, stamp: Option<u64>) {
+    ctx.reply_array(if stamp.is_some() { 3 } else { 2 });
+    let (next, data) = chunk.unwrap_or((0, b""));
+    ctx.reply_integer(next);
+    ctx.reply_bulk(data);
+    if let Some(s) = stamp {
+        ctx.reply_integer(s as i64);
+    }
 }

@@ -9,10 +9,10 @@ use redis_module::raw;
 use super::ctx::Ctx;
 use super::ffi::api;
 use super::stats::{Figures, Gauges};
-use super::value::FilterValue;
+use super::value::{next_stamp, FilterValue, Stored};
 use crate::cmd::errors::{self, CmdError};
 
-/// A registered module data type whose values are `Box<T>`.
+/// A registered module data type whose values are `Box<Stored<T>>`.
 pub struct ModuleType<T> {
     pub(crate) raw: std::sync::atomic::AtomicPtr<raw::RedisModuleType>,
     _t: PhantomData<fn() -> T>,
@@ -66,10 +66,10 @@ struct Accounting {
 }
 
 /// # Safety
-/// `v` points to a live `T`.
+/// `v` points to a live `Stored<T>`.
 unsafe fn figures_of<T: FilterValue>(v: *const c_void) -> Figures {
-    match (v as *const T).as_ref() {
-        Some(v) => v.figures(),
+    match (v as *const Stored<T>).as_ref() {
+        Some(v) => v.filter.figures(),
         None => Figures::default(),
     }
 }
@@ -107,6 +107,20 @@ impl Key {
 
     /// Classifies the key for filter type `ty`.
     pub fn lookup<'k, T: FilterValue>(&'k mut self, ty: &ModuleType<T>) -> Lookup<'k, T> {
+        match self.lookup_stored(ty) {
+            Lookup::Found(v) => Lookup::Found(&mut v.filter),
+            Lookup::Missing => Lookup::Missing,
+            Lookup::WrongType => Lookup::WrongType,
+        }
+    }
+
+    /// [`lookup`](Self::lookup), with the filter's stamp. A key opened for
+    /// writing gives its filter a fresh stamp before handing it out: a
+    /// command may change what it is given.
+    fn lookup_stored<'k, T: FilterValue>(
+        &'k mut self,
+        ty: &ModuleType<T>,
+    ) -> Lookup<'k, Stored<T>> {
         if self.ptr.is_null() {
             return Lookup::Missing;
         }
@@ -126,14 +140,20 @@ impl Key {
         if kt != raw::REDISMODULE_KEYTYPE_MODULE || unsafe { get_type(self.ptr) } != ty.get() {
             return Lookup::WrongType;
         }
-        // SAFETY: the value of a key of our type is a Box<T> we stored.
-        let v = unsafe { get_value(self.ptr) } as *mut T;
+        // SAFETY: the value of a key of our type is a Box<Stored<T>> we stored.
+        let v = unsafe { get_value(self.ptr) } as *mut Stored<T>;
         if !v.is_null() && self.write && self.acct.is_none() {
             // SAFETY: as above.
-            self.account::<T>(unsafe { &*v }.figures());
+            self.account::<T>(unsafe { &*v }.filter.figures());
         }
+        // SAFETY: as above.
         match unsafe { v.as_mut() } {
-            Some(v) => Lookup::Found(v),
+            Some(v) => {
+                if self.write {
+                    v.stamp = next_stamp();
+                }
+                Lookup::Found(v)
+            }
             None => Lookup::WrongType,
         }
     }
@@ -151,6 +171,19 @@ impl Key {
     pub fn existing<T: FilterValue>(&mut self, ty: &ModuleType<T>) -> Result<&mut T, CmdError> {
         match self.lookup(ty) {
             Lookup::Found(v) => Ok(v),
+            Lookup::Missing => Err(errors::NOT_FOUND.into()),
+            Lookup::WrongType => Err(errors::WRONG_TYPE.into()),
+        }
+    }
+
+    /// [`existing`](Self::existing), with the stamp of the filter's state
+    /// (see [`Stored`]).
+    pub fn existing_stamped<T: FilterValue>(
+        &mut self,
+        ty: &ModuleType<T>,
+    ) -> Result<(&mut T, u64), CmdError> {
+        match self.lookup_stored(ty) {
+            Lookup::Found(v) => Ok((&mut v.filter, v.stamp)),
             Lookup::Missing => Err(errors::NOT_FOUND.into()),
             Lookup::WrongType => Err(errors::WRONG_TYPE.into()),
         }
@@ -174,7 +207,7 @@ impl Key {
         if self.ptr.is_null() {
             return false;
         }
-        let p = Box::into_raw(value);
+        let p = Box::into_raw(Box::new(Stored::new(*value)));
         // SAFETY: open writable key; ownership passes to Redis on success.
         let ok = unsafe { f(self.ptr, ty.get(), p as *mut c_void) } == raw::REDISMODULE_OK as c_int;
         if !ok {

@@ -43,7 +43,7 @@ use super::config;
 use super::ffi::{api, log};
 use super::guard::{guard, guard_persist};
 use super::key::ModuleType;
-use super::value::{self, FilterValue};
+use super::value::{self, FilterValue, Stored};
 use ferrobloom_core::cuckoo::CuckooFilter;
 use ferrobloom_core::filter::BloomFilter;
 use ferrobloom_core::payload::{load_payload_as, HeaderFormat, RdbRead};
@@ -283,7 +283,7 @@ extern "C" fn rdb_load<T: FilterValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
             Ok(mut v) => {
                 v.anchor_clock(super::window::now_ms());
                 value::created(&v);
-                Box::into_raw(Box::new(v)) as *mut c_void
+                Box::into_raw(Box::new(Stored::new(v))) as *mut c_void
             }
             Err(why) => {
                 log_refusal(&format!(
@@ -296,9 +296,9 @@ extern "C" fn rdb_load<T: FilterValue>(rdb: *mut raw::RedisModuleIO, encver: c_i
 }
 
 /// # Safety
-/// `value` must be a `T` we stored (Redis only passes values of our type).
+/// `value` must be a `Stored<T>` we stored (Redis only passes values of our type).
 unsafe fn value<'a, T>(value: *const c_void) -> Option<&'a T> {
-    (value as *const T).as_ref()
+    (value as *const Stored<T>).as_ref().map(|s| &s.filter)
 }
 
 extern "C" fn rdb_save<T: FilterValue>(rdb: *mut raw::RedisModuleIO, v: *mut c_void) {
@@ -381,8 +381,8 @@ extern "C" fn mem_usage<T: FilterValue>(v: *const c_void) -> usize {
         let mut total = unsafe {
             usable_size(
                 v as *const u8,
-                std::mem::align_of::<T>(),
-                std::mem::size_of::<T>(),
+                std::mem::align_of::<Stored<T>>(),
+                std::mem::size_of::<Stored<T>>(),
             )
         };
         value.heap_blocks(&mut |p, n, align| {
@@ -417,8 +417,8 @@ extern "C" fn free<T: FilterValue>(v: *mut c_void) {
     guard("free", (), || {
         if !v.is_null() {
             // SAFETY: created with Box::into_raw by us; freed once.
-            let value = unsafe { Box::from_raw(v as *mut T) };
-            value::freed(&*value);
+            let value = unsafe { Box::from_raw(v as *mut Stored<T>) };
+            value::freed(&value.filter);
             drop(value);
         }
     })
@@ -445,7 +445,7 @@ extern "C" fn copy<T: FilterValue>(
         match unsafe { value::<T>(v) }.and_then(|v| v.try_clone()) {
             Some(copy) => {
                 value::created(&copy);
-                Box::into_raw(Box::new(copy)) as *mut c_void
+                Box::into_raw(Box::new(Stored::new(copy))) as *mut c_void
             }
             None => std::ptr::null_mut(),
         }

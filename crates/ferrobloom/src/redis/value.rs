@@ -1,7 +1,11 @@
 //! What the Redis layer needs of a filter value of either type: its type name,
-//! its persisted form, memory and its figures for the `INFO bf` gauges.
+//! its persisted form, memory and its figures for the `INFO bf` gauges; and
+//! what Redis holds for a key ([`Stored`]: the filter and its stamp).
 
 use std::ffi::CStr;
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::OnceLock;
 
 use super::stats::{Figures, Gauges, BLOOM_GAUGES, CUCKOO_GAUGES};
 use ferrobloom_core::cuckoo::CuckooFilter;
@@ -114,4 +118,48 @@ pub fn created<T: FilterValue>(v: &T) {
 /// Removes a value being freed.
 pub fn freed<T: FilterValue>(v: &T) {
     T::gauges().sub(v.figures());
+}
+
+/// What Redis holds for a key of a filter type: the filter and the stamp of
+/// its state.
+///
+/// A stamp names one state of one filter value on this server: a value gets a
+/// fresh one when it is created (a command, `rdb_load`: RDB, RESTORE, full
+/// sync; COPY) and every time a command opens its key for writing (before
+/// it can change it; a write that changes nothing gets one too). Stamps come
+/// from one counter that starts at a random point when the module loads, so
+/// no two states on one server share a stamp, and servers, restarts and
+/// failovers do not repeat each other's but by chance (2^-63 per pair).
+/// `BF.SCANDUMP key iterator STAMP` / `CF.SCANDUMP ... STAMP` answer it with
+/// each chunk: a walk whose every reply carries one stamp read one value in
+/// one state, which the key held (docs/clients.md, "push and pull"). In
+/// memory only: never saved, copied or replicated.
+pub struct Stored<T> {
+    pub filter: T,
+    pub stamp: u64,
+}
+
+impl<T> Stored<T> {
+    /// A value with a fresh stamp.
+    pub fn new(filter: T) -> Self {
+        Stored {
+            filter,
+            stamp: next_stamp(),
+        }
+    }
+}
+
+/// The next stamp: 63 bits (a RESP integer), strictly increasing from a
+/// random start within one module load.
+pub fn next_stamp() -> u64 {
+    static START: OnceLock<u64> = OnceLock::new();
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let start = *START.get_or_init(|| {
+        // The standard library's per-process random keys, mixed with the time.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        std::collections::hash_map::RandomState::new().hash_one(t ^ u64::from(std::process::id()))
+    });
+    start.wrapping_add(COUNT.fetch_add(1, Relaxed)) & (u64::MAX >> 1)
 }

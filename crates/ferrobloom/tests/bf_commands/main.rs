@@ -7,6 +7,7 @@
 mod common;
 mod inspect;
 mod key_rules;
+mod stamp;
 
 use common::bf::*;
 use common::*;

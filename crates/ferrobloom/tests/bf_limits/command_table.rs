@@ -137,13 +137,13 @@ const COMMANDS: &[CmdExpect] = &[
     },
     CmdExpect {
         name: "bf.scandump",
-        arity: 3,
+        arity: -3,
         flags: &["readonly", "module"],
         key_flags: KEY_RO,
         summary: "Begins an incremental save of the bloom filter",
         complexity: O_N,
         since: "1.0.0",
-        args: &["key", "iterator"],
+        args: &["key", "iterator", "stamp"],
     },
     CmdExpect {
         name: "bf.loadchunk",

@@ -97,6 +97,8 @@ pub(super) const ITEMS: Arg = Arg {
     ..ITEM
 };
 pub(super) const ITERATOR: Arg = arg(c"iterator", INTEGER);
+/// ferrobloom's `STAMP` of BF.SCANDUMP / CF.SCANDUMP (the state's stamp with each chunk).
+pub(super) const STAMP: Arg = token(c"stamp", c"STAMP");
 /// ferrobloom's `LAYOUT classic|blocked|paired|redisbloom` (CF.RESERVE; BF's is in the option table).
 pub(super) const LAYOUT: Arg = option(c"layout", c"LAYOUT", &[arg(c"layout", STRING)]);
 
