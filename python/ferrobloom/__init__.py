@@ -29,6 +29,7 @@ from ._ferrobloom import (
     file_kind,
     from_bytes,
 )
+from ._lines import lines
 from ._server import pull, push
 from ._sharded import ShardedBloomFilter
 
@@ -43,6 +44,7 @@ __all__ = [
     "FILE_FORMAT_VERSION",
     "file_kind",
     "from_bytes",
+    "lines",
     "load",
     "pull",
     "push",
@@ -55,10 +57,16 @@ __all__ = [
 def save(filter: Filter, path: "Union[str, os.PathLike[str]]") -> None:
     """Writes ``filter`` to ``path`` in the file format, atomically: a reader
     of ``path`` sees the old file or the new one, never a partial one."""
+    if not isinstance(filter, (BloomFilter, CuckooFilter)):
+        raise TypeError("save() takes a BloomFilter or a CuckooFilter, not %s" % type(filter).__name__)
     data = filter.to_bytes()
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".ferrobloom-", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".ferrobloom-", dir=directory)
+    except OSError as e:
+        # Name the file asked for, not the temporary one next to it.
+        raise type(e)(e.errno, e.strerror, path) from e
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -78,7 +86,8 @@ def load(source: "Union[str, os.PathLike[str], BinaryIO]") -> Filter:
     earlier version, from a path or a binary file object (from its current
     position); raises :class:`FormatError` for anything else. The file is
     read chunk by chunk straight into the filter (never a second copy of
-    it in memory), checked as ``from_bytes`` checks bytes."""
+    it in memory), checked as ``from_bytes`` checks bytes. A file object
+    opened in text mode raises TypeError."""
     if hasattr(source, "read"):
         return from_bytes(source)
     with open(source, "rb") as f:

@@ -2,15 +2,14 @@
 keys over a Redis Cluster's slots (hash tags chosen for that) and routes each
 item to one of them by a hash independent of the filter's own (BLAKE2b of
 the item's bytes, so the items of one shard are not biased in the shard's
-bit positions). Batches are grouped per shard and sent in one pipeline,
-which redis-py's ``RedisCluster`` splits per node. Works on a standalone
-server too (the keys then simply live together)."""
+bit positions). Batches are grouped per shard in native code (``route``:
+the hash, the grouping and the answers put back in order, no item copied)
+and sent in one pipeline, which redis-py's ``RedisCluster`` splits per node.
+Works on a standalone server too (the keys then simply live together)."""
 
-import hashlib
-import struct
 from typing import Any, Iterable, List, Optional, Sequence, Union
 
-from ._ferrobloom import BloomFilter, FilterError
+from ._ferrobloom import BloomFilter, FilterError, route, shard_of_item
 from ._server import _slot
 
 Item = Union[bytes, bytearray, memoryview, str, int, float]
@@ -33,10 +32,11 @@ def encode(item: Item) -> bytes:
     )
 
 
-def shard_of(item: bytes, shards: int) -> int:
-    """The routing hash: BLAKE2b-64 of the item modulo the shard count."""
-    h = hashlib.blake2b(item, digest_size=8).digest()
-    return struct.unpack("<Q", h)[0] % shards
+def shard_of(item: Item, shards: int) -> int:
+    """The routing hash: BLAKE2b-64 of the item's bytes (read little-endian)
+    modulo the shard count, as ``hashlib.blake2b(encode(item),
+    digest_size=8)``."""
+    return shard_of_item(item, shards)
 
 
 def shard_keys(name: str, shards: int) -> List[str]:
@@ -100,27 +100,13 @@ class ShardedBloomFilter:
         for k in self.keys:
             self.client.delete(k)
 
-    def _grouped(self, items: Iterable[Item]):
-        enc = [encode(x) for x in items]
-        groups: List[List[int]] = [[] for _ in range(self.shards)]
-        for i, x in enumerate(enc):
-            groups[shard_of(x, self.shards)].append(i)
-        return enc, groups
-
     def _batch(self, command: str, items: Iterable[Item]) -> list:
-        enc, groups = self._grouped(items)
+        routed, lists = route(items, self.shards)
         pipe = self.client.pipeline(transaction=False)
-        used = [s for s in range(self.shards) if groups[s]]
+        used = [s for s in range(self.shards) if lists[s]]
         for s in used:
-            pipe.execute_command(command, self.keys[s], *[enc[i] for i in groups[s]])
-        replies = pipe.execute(raise_on_error=False)
-        out: list = [None] * len(enc)
-        for s, reply in zip(used, replies):
-            if isinstance(reply, Exception):
-                raise reply
-            for i, r in zip(groups[s], reply):
-                out[i] = r if isinstance(r, Exception) else bool(r)
-        return out
+            pipe.execute_command(command, self.keys[s], *lists[s])
+        return routed.gather(used, pipe.execute(raise_on_error=False))
 
     def add_many(self, items: Iterable[Item]) -> list:
         """``BF.MADD`` per shard: per item True (new), False, or the server's error."""
@@ -164,5 +150,4 @@ class ShardedBloomFilter:
 
     def route(self, items: Iterable[Item]) -> List[List[bytes]]:
         """The items of each shard, in order (to fill :meth:`local_shards`)."""
-        enc, groups = self._grouped(items)
-        return [[enc[i] for i in g] for g in groups]
+        return route(items, self.shards, encoded=True)[1]

@@ -1,50 +1,37 @@
 """The ``ferrobloom`` command-line tool: build a filter file from items, push
 it into a server, pull one out, and inspect, query and merge files.
 
-Items are lines (the bytes of each line without its ``\\n`` or ``\\r\\n``),
-from files or standard input. Exit status: 0 on success, 1 when an operation
-fails (the reason on stderr, prefixed ``ferrobloom:``), 2 for a usage error;
-``query -q`` exits 0 when every item may be present and 1 otherwise.
+Items are lines, by the package's one rule (``ferrobloom.lines``: the bytes
+of each line without its ``\\n`` or ``\\r\\n``), from files or standard input.
+Exit status: 0 on success, 1 when an operation fails (the reason on stderr,
+prefixed ``ferrobloom:``), 2 for a usage error (also prefixed
+``ferrobloom:``); ``query -q`` exits 0 when every item may be present and 1
+otherwise.
 """
 
 import argparse
+import os
 import sys
-from typing import BinaryIO, Iterable, Iterator, List, Optional
+from typing import Iterable, Iterator, List, Optional
 
-from . import BloomFilter, CuckooFilter, FilterError, FormatError, load, save
+from . import BloomFilter, CuckooFilter, FilterError, FormatError, __version__, load, save
 from . import pull as _pull
 from . import push as _push
+from ._lines import count_lines, line_blocks
 
 BATCH = 65536
 
+# A cuckoo filter built without -c from files is sized for 5/4 of their items:
+# its buckets take 84% (bucket size 2) to 95% (4) of their slots before an
+# insert fails and the filter must grow.
+CUCKOO_HEADROOM = 1.25
 
-# Bytes read at a time: the lines of a block are split in C (bytes.split), not
-# one Python iteration per line.
-BLOCK = 4 << 20
+# Above this, BF.RESERVE creates a filter of this error rate (docs/compatibility.md).
+MAX_ERROR_RATE = 0.25
 
 
-def _line_blocks(stream: BinaryIO) -> Iterator[List[bytes]]:
-    """The stream's lines, a block at a time: without their "\n" (and a "\r"
-    before it); a last line without "\n" as it is."""
-    pending: List[bytes] = []  # the start of a line that is not complete yet
-    while True:
-        block = stream.read(BLOCK)
-        if not block:
-            break
-        if b"\n" not in block:
-            pending.append(block)
-            continue
-        if pending:
-            pending.append(block)
-            block = b"".join(pending)
-        lines = block.split(b"\n")
-        last = lines.pop()
-        pending = [last] if last else []
-        if b"\r" in block:
-            lines = [x[:-1] if x.endswith(b"\r") else x for x in lines]
-        yield lines
-    if pending:
-        yield [b"".join(pending)]
+class UsageError(Exception):
+    """A usage error: ``ferrobloom: <text>`` on stderr, exit status 2."""
 
 
 def _input_blocks(paths: List[str]) -> Iterator[List[bytes]]:
@@ -52,10 +39,10 @@ def _input_blocks(paths: List[str]) -> Iterator[List[bytes]]:
         paths = ["-"]
     for p in paths:
         if p == "-":
-            yield from _line_blocks(sys.stdin.buffer)
+            yield from line_blocks(sys.stdin.buffer)
         else:
             with open(p, "rb") as f:
-                yield from _line_blocks(f)
+                yield from line_blocks(f)
 
 
 def _inputs(paths: List[str]) -> Iterator[bytes]:
@@ -87,30 +74,66 @@ def _client(args):
         import redis
     except ImportError:
         raise FilterError("the redis package is needed for push and pull: pip install redis")
+    for opt, _ in TLS_OPTIONS:
+        path = getattr(args, opt)
+        if path is not None and not os.path.isfile(path):
+            raise UsageError("--%s %s: no such file" % (opt.replace("_", "-"), path))
     kwargs = {kw: getattr(args, opt) for opt, kw in TLS_OPTIONS if getattr(args, opt) is not None}
-    return redis.Redis.from_url(args.url, **kwargs)
+    try:
+        return redis.Redis.from_url(args.url, **kwargs)
+    except ValueError as e:
+        raise UsageError("bad URL %r: %s" % (args.url, e))
 
 
 def _progress(args) -> Optional[bool]:
     return False if args.no_progress else None
 
 
+def _check_output(path: str) -> None:
+    """Fails before any work when ``path`` cannot be written (naming it)."""
+    d = os.path.dirname(os.path.abspath(path)) or "."
+    if not os.path.isdir(d):
+        raise FilterError("cannot write %s: no such directory %s" % (path, d))
+    if not os.access(d, os.W_OK):
+        raise FilterError("cannot write %s: the directory %s is not writable" % (path, d))
+    if os.path.isdir(path):
+        raise FilterError("cannot write %s: it is a directory" % path)
+
+
 def cmd_build(args) -> int:
-    if args.kind == "bloom":
+    bloom = args.kind == "bloom"
+    if bloom and (args.bucket_size is not None or args.max_iterations is not None):
+        raise UsageError("--bucket-size and --max-iterations are options of cuckoo filters (-k cuckoo)")
+    if not bloom and args.nonscaling:
+        raise UsageError("--nonscaling is an option of Bloom filters (cuckoo filters grow by --expansion)")
+    _check_output(args.output)
+    capacity = args.capacity
+    if capacity is None:
+        # Sized from the input files (not standard input, which is read once).
+        n = count_lines(args.input or ["-"])
+        if n is not None:
+            capacity = max(1, n if bloom else -(-n * 5 // 4))
+    if bloom:
+        error = args.error if args.error is not None else 0.01
+        if MAX_ERROR_RATE < error < 1:
+            sys.stderr.write(
+                "ferrobloom: note: an error rate above %s makes a filter of %s, as BF.RESERVE does\n"
+                % (MAX_ERROR_RATE, MAX_ERROR_RATE)
+            )
         f = BloomFilter(
-            args.capacity if args.capacity is not None else 100,
-            args.error if args.error is not None else 0.01,
+            capacity if capacity is not None else 100,
+            error,
             expansion=args.expansion,
             nonscaling=args.nonscaling,
             layout=args.layout,
         )
     else:
         f = CuckooFilter(
-            args.capacity if args.capacity is not None else 1024,
+            capacity if capacity is not None else 1024,
+            args.error,
             bucket_size=args.bucket_size,
             max_iterations=args.max_iterations,
             expansion=args.expansion,
-            error_rate=args.error,
             layout=args.layout,
         )
     show = not args.no_progress and sys.stderr.isatty()
@@ -128,11 +151,15 @@ def cmd_build(args) -> int:
 
 
 def cmd_push(args) -> int:
-    _push(_client(args), args.key, load(args.file), replace=args.replace, progress=_progress(args))
+    if args.force and not args.replace:
+        raise UsageError("--force needs --replace")
+    client = _client(args)
+    _push(client, args.key, load(args.file), replace=args.replace, force=args.force, progress=_progress(args))
     return 0
 
 
 def cmd_pull(args) -> int:
+    _check_output(args.file)
     save(_pull(_client(args), args.key, progress=_progress(args)), args.file)
     return 0
 
@@ -181,16 +208,22 @@ def parser() -> argparse.ArgumentParser:
         prog="ferrobloom",
         description="Build, move and query ferrobloom/RedisBloom filters outside the server.",
     )
+    p.add_argument("--version", action="version", version="ferrobloom %s" % __version__)
     sub = p.add_subparsers(dest="command", required=True)
 
-    b = sub.add_parser("build", help="build a filter file from items (one per line)")
+    b = sub.add_parser(
+        "build",
+        help="build a filter file from items (one per line)",
+        description="Without -c the filter is sized for the input files' lines (a cuckoo filter "
+        "for 5/4 of them); from standard input, BF.RESERVE's and CF.RESERVE's defaults (100, 1024).",
+    )
     b.add_argument("input", nargs="*", help="files of items (default or '-': standard input)")
     b.add_argument("-o", "--output", required=True, help="the filter file to write")
     b.add_argument("-k", "--kind", choices=["bloom", "cuckoo"], default="bloom")
-    b.add_argument("-c", "--capacity", type=int, help="BF: default 100; CF: default 1024")
-    b.add_argument("-e", "--error", type=float, help="error rate (BF: default 0.01)")
+    b.add_argument("-c", "--capacity", type=int, help="default: the input files' lines (standard input: BF 100, CF 1024)")
+    b.add_argument("-e", "--error", type=float, help="error rate (BF: default 0.01; above 0.25 makes a 0.25 filter)")
     b.add_argument("--expansion", type=int)
-    b.add_argument("--nonscaling", action="store_true", help="BF: a non-scaling filter")
+    b.add_argument("--nonscaling", action="store_true", help="BF only: a non-scaling filter")
     b.add_argument("--layout", help="BF: classic|blocked|paired|redisbloom; CF: ferrobloom|redisbloom")
     b.add_argument("--bucket-size", type=int, help="CF only")
     b.add_argument("--max-iterations", type=int, help="CF only")
@@ -206,7 +239,8 @@ def parser() -> argparse.ArgumentParser:
         s.add_argument("key")
         s.add_argument("file")
         if name == "push":
-            s.add_argument("--replace", action="store_true", help="replace an existing key")
+            s.add_argument("--replace", action="store_true", help="replace an existing filter of the same kind")
+            s.add_argument("--force", action="store_true", help="with --replace: replace a key of any type")
         s.add_argument("--no-progress", action="store_true")
         s.add_argument("--tls-ca-cert", metavar="FILE", help="rediss://: the CA certificates to trust (PEM)")
         s.add_argument("--tls-cert", metavar="FILE", help="rediss://: the client certificate (PEM)")
@@ -233,10 +267,13 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Optional[List[str]] = None) -> int:
     p = parser()
     args = p.parse_args(argv)
-    if any(getattr(args, opt, None) is not None for opt, _ in TLS_OPTIONS) and not args.url.startswith("rediss://"):
-        p.error("--tls-ca-cert, --tls-cert and --tls-key need a rediss:// URL")
     try:
+        if any(getattr(args, opt, None) is not None for opt, _ in TLS_OPTIONS) and not args.url.startswith("rediss://"):
+            raise UsageError("--tls-ca-cert, --tls-cert and --tls-key need a rediss:// URL")
         return args.run(args)
+    except UsageError as e:
+        sys.stderr.write("ferrobloom: %s\n" % e)
+        return 2
     except (FilterError, FormatError, OSError) as e:
         sys.stderr.write("ferrobloom: %s\n" % e)
         return 1

@@ -8,7 +8,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use crate::cmd::errors::{self as e, Op};
 use crate::cmd::{create, defaults};
 use crate::shared::{self, read, write};
-use crate::{encode, filter_error, for_each_hash_chunk, hash_one, now_ms};
+use crate::{filter_error, for_each_hash_chunk, hash_one, now_ms, param, Param};
 use ferrobloom_core::bloom::BloomError;
 use ferrobloom_core::dump::{AddResult, SERVER_DEFAULT_LIMITS};
 use ferrobloom_core::filter::BloomFilter as Core;
@@ -124,21 +124,26 @@ impl BloomFilter {
     ) -> PyResult<Self> {
         let mut args: Vec<Vec<u8>> = Vec::new();
         args.push(match error_rate {
-            Some(r) => encode(r)?,
+            Some(r) => param("error_rate", r, Param::Number)?,
             None => defaults::BLOOM.error.to_string().into_bytes(),
         });
-        args.push(encode(capacity)?);
-        for (name, v) in [
-            (&b"EXPANSION"[..], expansion),
-            (b"LAYOUT", layout),
-            (b"TIGHTENING", tightening),
-            (b"SEED", seed),
-            (b"VALIDATESCALETO", validate_scale_to),
-            (b"WINDOW", window),
+        args.push(param("capacity", capacity, Param::Int)?);
+        for (name, token, v, want) in [
+            ("expansion", &b"EXPANSION"[..], expansion, Param::Int),
+            ("layout", b"LAYOUT", layout, Param::Text),
+            ("tightening", b"TIGHTENING", tightening, Param::Number),
+            ("seed", b"SEED", seed, Param::Bytes),
+            (
+                "validate_scale_to",
+                b"VALIDATESCALETO",
+                validate_scale_to,
+                Param::Int,
+            ),
+            ("window", b"WINDOW", window, Param::Number),
         ] {
             if let Some(v) = v {
-                args.push(name.to_vec());
-                args.push(encode(v)?);
+                args.push(token.to_vec());
+                args.push(param(name, v, want)?);
             }
         }
         if nonscaling {

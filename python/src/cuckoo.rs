@@ -8,7 +8,7 @@ use pyo3::types::{PyBytes, PyDict};
 use crate::cmd::create;
 use crate::cmd::errors::{self as e, Op};
 use crate::shared::{self, read, write};
-use crate::{encode, filter_error, hash_one, Items};
+use crate::{filter_error, hash_one, param, Items, Param};
 use ferrobloom_core::cuckoo::{hash_for, CuckooError, CuckooFilter as Core, CuckooHash};
 use ferrobloom_core::dump::{cuckoo_insert_items, SERVER_DEFAULT_LIMITS};
 
@@ -102,29 +102,36 @@ fn insert_error(err: &CuckooError) -> PyErr {
 impl CuckooFilter {
     /// `CF.RESERVE key capacity [BUCKETSIZE bs] [MAXITERATIONS mi] [EXPANSION e]
     /// [ERROR rate] [LAYOUT layout]`, with the server's defaults, limits and
-    /// error texts.
+    /// error texts. The error rate may come second, as `BloomFilter`'s does:
+    /// `CuckooFilter(1000, 0.01)` is `CF.RESERVE key 1000 ERROR 0.01`
+    /// (fingerprints sized for that rate).
     #[new]
-    #[pyo3(signature = (capacity, *, bucket_size=None, max_iterations=None, expansion=None,
-        error_rate=None, layout=None))]
+    #[pyo3(signature = (capacity, error_rate=None, *, bucket_size=None, max_iterations=None,
+        expansion=None, layout=None))]
     fn new(
         capacity: &Bound<'_, PyAny>,
+        error_rate: Option<&Bound<'_, PyAny>>,
         bucket_size: Option<&Bound<'_, PyAny>>,
         max_iterations: Option<&Bound<'_, PyAny>>,
         expansion: Option<&Bound<'_, PyAny>>,
-        error_rate: Option<&Bound<'_, PyAny>>,
         layout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let mut args: Vec<Vec<u8>> = vec![encode(capacity)?];
-        for (name, v) in [
-            (&b"BUCKETSIZE"[..], bucket_size),
-            (b"MAXITERATIONS", max_iterations),
-            (b"EXPANSION", expansion),
-            (b"ERROR", error_rate),
-            (b"LAYOUT", layout),
+        let mut args: Vec<Vec<u8>> = vec![param("capacity", capacity, Param::Int)?];
+        for (name, token, v, want) in [
+            ("bucket_size", &b"BUCKETSIZE"[..], bucket_size, Param::Int),
+            (
+                "max_iterations",
+                b"MAXITERATIONS",
+                max_iterations,
+                Param::Int,
+            ),
+            ("expansion", b"EXPANSION", expansion, Param::Int),
+            ("error_rate", b"ERROR", error_rate, Param::Number),
+            ("layout", b"LAYOUT", layout, Param::Text),
         ] {
             if let Some(v) = v {
-                args.push(name.to_vec());
-                args.push(encode(v)?);
+                args.push(token.to_vec());
+                args.push(param(name, v, want)?);
             }
         }
         let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();

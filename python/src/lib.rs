@@ -23,6 +23,7 @@ use ferrobloom_cmd as cmd;
 
 mod bloom;
 mod cuckoo;
+mod sharded;
 mod shared;
 mod stream;
 
@@ -79,6 +80,66 @@ pub(crate) fn encode_into(obj: &Bound<'_, PyAny>, out: &mut Vec<u8>) -> PyResult
         )));
     }
     Ok(())
+}
+
+/// What a constructor's parameter must be (a string such as `"1000"` is
+/// refused with TypeError, though the server's parser would read it).
+#[derive(Clone, Copy)]
+pub(crate) enum Param {
+    /// An `int` (not `bool`), sent as its decimal value.
+    Int,
+    /// An `int` or a `float`, sent as its `repr` (a float's shortest form).
+    Number,
+    /// A `str`.
+    Text,
+    /// `bytes`, `bytearray` or `memoryview`.
+    Bytes,
+}
+
+/// A constructor parameter's bytes for the server's parser, after checking
+/// its type: `name` must be of the kind `want`.
+pub(crate) fn param(name: &str, obj: &Bound<'_, PyAny>, want: Param) -> PyResult<Vec<u8>> {
+    let is_int = obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>();
+    let ok = match want {
+        Param::Int => is_int,
+        Param::Number => is_int || obj.is_instance_of::<PyFloat>(),
+        Param::Text => obj.is_instance_of::<PyString>(),
+        Param::Bytes => {
+            obj.is_instance_of::<PyBytes>()
+                || obj.is_instance_of::<PyByteArray>()
+                || obj.is_instance_of::<PyMemoryView>()
+        }
+    };
+    if !ok {
+        let what = match want {
+            Param::Int => "an int",
+            Param::Number => "an int or a float",
+            Param::Text => "a str",
+            Param::Bytes => "bytes",
+        };
+        let t = obj.get_type().name()?;
+        return Err(PyTypeError::new_err(format!(
+            "{name} must be {what}, not {t}"
+        )));
+    }
+    if is_int {
+        // The value of an int subclass (an IntEnum member), not its repr.
+        return Ok(obj
+            .call_method0("__index__")?
+            .repr()?
+            .to_cow()?
+            .as_bytes()
+            .to_vec());
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        let v: f64 = obj.extract()?;
+        return Ok(PyFloat::new(obj.py(), v)
+            .repr()?
+            .to_cow()?
+            .as_bytes()
+            .to_vec());
+    }
+    encode(obj)
 }
 
 /// One argument's bytes.
@@ -265,26 +326,14 @@ pub(crate) fn for_each_hash_chunk<H>(
 #[pyfunction]
 fn from_bytes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<PyObject> {
     use ferrobloom_core::dump::LOAD_LIMITS;
-    use ferrobloom_core::file::{read_any, AnyFilter};
-    let f = match data.downcast::<PyBytes>() {
-        Ok(b) => {
-            let bytes = b.as_bytes();
-            py.allow_threads(|| read_any(bytes, &LOAD_LIMITS))
-                .map_err(format_error)?
-        }
-        Err(_) if data.hasattr("read")? => stream::read_any(data)?,
-        Err(_) => return Err(shared::not_bytes(data)),
+    use ferrobloom_core::file::read_any;
+    let f = match shared::source(data)? {
+        shared::Source::Bytes(bytes) => py
+            .allow_threads(|| read_any(&bytes, &LOAD_LIMITS))
+            .map_err(format_error)?,
+        shared::Source::File => stream::read_any(data)?,
     };
-    Ok(match f {
-        AnyFilter::Bloom(f) => bloom::BloomFilter::wrap(f)
-            .into_pyobject(py)?
-            .into_any()
-            .unbind(),
-        AnyFilter::Cuckoo(f) => cuckoo::CuckooFilter::wrap(f)
-            .into_pyobject(py)?
-            .into_any()
-            .unbind(),
-    })
+    wrap_any(py, f)
 }
 
 /// A filter from a server's `DUMP` reply of a filter key (RedisBloom's or
@@ -331,6 +380,9 @@ fn _ferrobloom(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(from_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(file_kind, m)?)?;
     m.add_function(wrap_pyfunction!(from_dump, m)?)?;
+    m.add_class::<sharded::Routed>()?;
+    m.add_function(wrap_pyfunction!(sharded::route, m)?)?;
+    m.add_function(wrap_pyfunction!(sharded::shard_of_item, m)?)?;
     m.add("FILE_FORMAT_VERSION", ferrobloom_core::file::VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

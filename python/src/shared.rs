@@ -16,8 +16,10 @@
 
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use std::borrow::Cow;
+
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyByteArray, PyBytes, PyMemoryView};
 
 use crate::{filter_error, format_error};
 use ferrobloom_core::dump::{load_chunks, Scandump, LOAD_LIMITS};
@@ -44,19 +46,52 @@ pub(crate) fn to_bytes<'py, T: Scandump + Send + Sync>(
     Ok(PyBytes::new(py, &out))
 }
 
+/// What `from_bytes` was given.
+pub(crate) enum Source<'a> {
+    /// Bytes: a `bytes` object as it is, a `bytearray` or `memoryview` copied
+    /// (another thread could change it while the GIL is released).
+    Bytes(Cow<'a, [u8]>),
+    /// A binary file object, read chunk by chunk (`stream.rs`).
+    File,
+}
+
+/// Tells what `from_bytes` was given: bytes-like, a binary file object, or
+/// else a TypeError (a text file object too, whose `read()` would decode the
+/// file's bytes as text).
+pub(crate) fn source<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<Source<'a>> {
+    if let Ok(b) = data.downcast::<PyBytes>() {
+        return Ok(Source::Bytes(Cow::Borrowed(b.as_bytes())));
+    }
+    if let Ok(b) = data.downcast::<PyByteArray>() {
+        return Ok(Source::Bytes(Cow::Owned(b.to_vec())));
+    }
+    if data.is_instance_of::<PyMemoryView>() {
+        let b = data.call_method0("tobytes")?;
+        let b = b.downcast::<PyBytes>()?;
+        return Ok(Source::Bytes(Cow::Owned(b.as_bytes().to_vec())));
+    }
+    if data.hasattr("read")? {
+        let text = data.py().import("io")?.getattr("TextIOBase")?;
+        if data.is_instance(&text)? {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "expected a binary file object (open(path, \"rb\")), not a text file",
+            ));
+        }
+        return Ok(Source::File);
+    }
+    Err(not_bytes(data))
+}
+
 /// Reads the file format from bytes (without the GIL) or from a binary file
 /// object (chunk by chunk, `stream.rs`); a file of the other kind is refused
 /// with FormatError.
 pub(crate) fn from_bytes<T: Scandump + Send>(data: &Bound<'_, PyAny>) -> PyResult<T> {
-    match data.downcast::<PyBytes>() {
-        Ok(b) => {
-            let bytes = b.as_bytes();
-            data.py()
-                .allow_threads(|| ferrobloom_core::file::read(bytes, &LOAD_LIMITS))
-                .map_err(format_error)
-        }
-        Err(_) if data.hasattr("read")? => crate::stream::read_as(data),
-        Err(_) => Err(not_bytes(data)),
+    match source(data)? {
+        Source::Bytes(bytes) => data
+            .py()
+            .allow_threads(|| ferrobloom_core::file::read(&bytes, &LOAD_LIMITS))
+            .map_err(format_error),
+        Source::File => crate::stream::read_as(data),
     }
 }
 
@@ -67,7 +102,7 @@ pub(crate) fn not_bytes(data: &Bound<'_, PyAny>) -> PyErr {
         .name()
         .map_or_else(|_| "?".to_string(), |n| n.to_string());
     pyo3::exceptions::PyTypeError::new_err(format!(
-        "expected bytes or a binary file object, not {t}"
+        "expected bytes, bytearray, memoryview or a binary file object, not {t}"
     ))
 }
 

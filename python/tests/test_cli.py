@@ -107,8 +107,9 @@ def test_build_reads_lines_across_blocks(data):
     # blocks), "\r\n" and "\n" endings, empty lines and a last line without
     # "\n" must give the lines Python's own line iteration gives.
     import io
+    import tempfile
 
-    from ferrobloom import cli
+    from ferrobloom import _lines
 
     def by_line(data):
         out = []
@@ -120,11 +121,81 @@ def test_build_reads_lines_across_blocks(data):
             out.append(line)
         return out
 
-    saved = cli.BLOCK
+    saved = _lines.BLOCK
     try:
-        for block in (1, 2, 3, 7, 64):
-            cli.BLOCK = block
-            got = [x for b in cli._line_blocks(io.BytesIO(data)) for x in b]
-            assert got == by_line(data), (data, block)
+        with tempfile.NamedTemporaryFile() as f:
+            f.write(data)
+            f.flush()
+            for block in (1, 2, 3, 7, 64):
+                _lines.BLOCK = block
+                got = [x for b in _lines.line_blocks(io.BytesIO(data)) for x in b]
+                assert got == by_line(data), (data, block)
+                # The package's reader and the count the CLI sizes filters with.
+                assert list(_lines.lines(f.name)) == got
+                assert _lines.count_lines([f.name]) == len(got)
     finally:
-        cli.BLOCK = saved
+        _lines.BLOCK = saved
+
+
+def test_build_sizes_the_filter_from_its_input_files(tmp_path):
+    """Without -c a build is sized for its input files' lines: a cuckoo
+    filter of 100,000 lines builds (with the default 1024 it ran out of
+    expansions after reading everything), a Bloom filter is one link."""
+    items = tmp_path / "items.txt"
+    items.write_bytes(b"".join(b"item-%d\n" % i for i in range(100_000)))
+    c, b = tmp_path / "c.fbf", tmp_path / "b.fbf"
+    r = run("build", "-k", "cuckoo", "-o", c, items)
+    assert r.returncode == 0, r.stderr
+    cf = ferrobloom.load(c)
+    assert len(cf) == 100_000 and cf.info()["Number of filters"] == 1
+    assert run("build", "-o", b, items, items).returncode == 0
+    bf = ferrobloom.load(b)
+    assert bf.capacity == 200_000 and bf.info()["Number of filters"] == 1
+    assert bf.info()["Size"] == ferrobloom.BloomFilter(200_000, 0.01).info()["Size"]
+    # From standard input the defaults stay (documented).
+    assert run("build", "-o", b, "-", input=b"a\nb\n").returncode == 0
+    assert ferrobloom.load(b).capacity == 100
+
+
+def test_usage_errors_say_ferrobloom_and_exit_2(tmp_path):
+    f = tmp_path / "f.fbf"
+    assert run("build", "-c", 10, "-o", f, input=b"a\n").returncode == 0
+    for args, text in [
+        (("push", "bogus://x", "k", f), b"ferrobloom: bad URL 'bogus://x'"),
+        (("pull", "redis://[::1", "k", f), b"ferrobloom: bad URL 'redis://[::1'"),
+        (("build", "--bucket-size", 4, "-o", f), b"ferrobloom: --bucket-size and --max-iterations"),
+        (("build", "--max-iterations", 4, "-o", f), b"ferrobloom: --bucket-size and --max-iterations"),
+        (("build", "-k", "cuckoo", "--nonscaling", "-o", f), b"ferrobloom: --nonscaling is an option"),
+        (("pull", "--tls-ca-cert", tmp_path / "nope.crt", "rediss://127.0.0.1:1", "k", f),
+         b"ferrobloom: --tls-ca-cert %s: no such file" % str(tmp_path / "nope.crt").encode()),
+        (("push", "--force", "redis://127.0.0.1:1", "k", f), b"ferrobloom: --force needs --replace"),
+    ]:
+        r = run(*args, input=b"")
+        assert r.returncode == 2 and r.stderr.startswith(text), (args, r.stderr)
+        assert b"Traceback" not in r.stderr
+    v = run("--version")
+    assert v.returncode == 0 and v.stdout.decode().strip() == "ferrobloom %s" % ferrobloom.__version__
+
+
+def test_an_unwritable_output_fails_before_the_build(tmp_path):
+    items = tmp_path / "items.txt"
+    items.write_bytes(b"a\n")
+    for out in ("/nonexistent/x.fbf", str(tmp_path)):
+        r = run("build", "-o", out, items)
+        assert r.returncode == 1 and r.stderr.startswith(b"ferrobloom: cannot write %s" % out.encode()), r.stderr
+        assert b".ferrobloom-" not in r.stderr
+        r = run("pull", "redis://127.0.0.1:1/0", "k", out)
+        assert r.returncode == 1 and r.stderr.startswith(b"ferrobloom: cannot write %s" % out.encode()), r.stderr
+    # save() itself names the file asked for.
+    import pytest
+
+    with pytest.raises(FileNotFoundError, match="/nonexistent/x.fbf"):
+        ferrobloom.save(ferrobloom.BloomFilter(10), "/nonexistent/x.fbf")
+
+
+def test_an_error_rate_above_a_quarter_is_said(tmp_path):
+    f = tmp_path / "f.fbf"
+    r = run("build", "-e", 0.5, "-c", 1000, "-o", f, input=b"a\n")
+    assert r.returncode == 0 and b"note: an error rate above 0.25 makes a filter of 0.25" in r.stderr
+    assert ferrobloom.load(f).error_rate == 0.25
+    assert run("build", "-e", 0.2, "-c", 1000, "-o", f, input=b"a\n").stderr == b""

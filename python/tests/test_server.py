@@ -221,12 +221,12 @@ class FailingClient:
     def __init__(self, client, fail_at):
         self.c, self.n, self.fail_at = client, 0, fail_at
 
-    def execute_command(self, *args):
+    def execute_command(self, *args, **options):
         if str(args[0]).endswith("LOADCHUNK"):
             self.n += 1
             if self.n == self.fail_at:
                 raise redis.ConnectionError("simulated")
-        return self.c.execute_command(*args)
+        return self.c.execute_command(*args, **options)
 
     def pipeline(self, transaction=True, **kw):
         # push pipelines its LOADCHUNKs: replay them one by one through this
@@ -245,7 +245,7 @@ class Sequential:
     def __init__(self, owner):
         self.owner, self.queued = owner, []
 
-    def execute_command(self, *args):
+    def execute_command(self, *args, **options):
         self.queued.append(args)
         return self
 
@@ -302,10 +302,8 @@ def test_pull_missing_and_wrong_type(r):
 BF_BAD = [
     ((0,), {}, ["0.01", "0"]),
     ((100, 2), {}, ["2", "100"]),
-    ((100, "x"), {}, ["x", "100"]),
     ((100, float("nan")), {}, ["nan", "100"]),
     ((2**31,), {}, ["0.01", str(2**31)]),
-    ((1.5,), {}, ["0.01", "1.5"]),
     ((100,), {"expansion": 1, "nonscaling": True}, ["0.01", "100", "EXPANSION", "1", "NONSCALING"]),
     ((100,), {"expansion": 40000}, ["0.01", "100", "EXPANSION", "40000"]),
     ((100,), {"layout": "nope"}, ["0.01", "100", "LAYOUT", "nope"]),
@@ -318,10 +316,8 @@ BF_BAD = [
 
 CF_BAD = [
     ((1,), {}, ["1"]),
-    (("x",), {}, ["x"]),
     ((2**31,), {}, [str(2**31)]),
     ((100,), {"bucket_size": 0}, ["100", "BUCKETSIZE", "0"]),
-    ((100,), {"bucket_size": "x"}, ["100", "BUCKETSIZE", "x"]),
     ((100,), {"max_iterations": 70000}, ["100", "MAXITERATIONS", "70000"]),
     ((100,), {"expansion": -1}, ["100", "EXPANSION", "-1"]),
     ((100,), {"error_rate": 1.0}, ["100", "ERROR", "1.0"]),
@@ -383,15 +379,16 @@ class WritingClient:
     names = itertools.count()
 
     def __init__(self, client, key, walks):
-        self.c, self.key, self.left, self.n = client, key, walks, 0
+        self.c, self.key, self.walks, self.started, self.n = client, key, walks, 0, 0
 
-    def execute_command(self, *args):
-        r = self.c.execute_command(*args)
-        if str(args[0]).endswith("SCANDUMP") and self.left > 0:
-            if int(args[2]) != 0 and int(r[0]) == 0:
-                self.left -= 1  # a walk ended
-            self.n += 1
-            self.c.execute_command("BF.ADD", self.key, "concurrent-%d" % next(self.names))
+    def execute_command(self, *args, **options):
+        r = self.c.execute_command(*args, **options)
+        if str(args[0]).endswith("SCANDUMP"):
+            if int(args[2]) == 0:
+                self.started += 1  # a walk begins with the header
+            if self.started <= self.walks:
+                self.n += 1
+                self.c.execute_command("BF.ADD", self.key, "concurrent-%d" % next(self.names))
         return r
 
     def __getattr__(self, name):
@@ -416,8 +413,8 @@ class CompactingClient:
     def __init__(self, client, key, items):
         self.c, self.key, self.items, self.done = client, key, items, False
 
-    def execute_command(self, *args):
-        r = self.c.execute_command(*args)
+    def execute_command(self, *args, **options):
+        r = self.c.execute_command(*args, **options)
         if str(args[0]).endswith("SCANDUMP") and int(args[2]) == 1 and not self.done:
             self.done = True
             for it in self.items:
@@ -451,8 +448,8 @@ def test_pull_walks_again_when_a_cuckoo_filter_moves_items(r, layout):
 class RacingClient(FailingClient):
     """Another client creates the key while the push is loading."""
 
-    def execute_command(self, *args):
-        r = self.c.execute_command(*args)
+    def execute_command(self, *args, **options):
+        r = self.c.execute_command(*args, **options)
         if str(args[0]).endswith("LOADCHUNK") and self.n == 0:
             self.n = 1
             self.c.set(self.fail_at, "theirs")

@@ -55,3 +55,45 @@ def test_routing_is_independent_and_even():
     for i in range(80000):
         counts[shard_of(b"item-%d" % i, 8)] += 1
     assert min(counts) > 9500 and max(counts) < 10500
+
+
+def test_native_routing_is_blake2b_64_of_the_items_bytes():
+    """The native router sends every item where the documented hash does
+    (``hashlib.blake2b(bytes, digest_size=8)``, little-endian, modulo the
+    shard count): filters sharded before keep their items' shards."""
+    import hashlib
+    import struct
+
+    from ferrobloom._ferrobloom import route
+
+    items = ITEMS + [b"", "ü" * 50, 2**70, -1.25, bytearray(b"ba"), memoryview(b"mv")]
+    for n in (1, 2, 7, 16, 1000):
+        want = [
+            struct.unpack("<Q", hashlib.blake2b(ferrobloom._sharded.encode(x), digest_size=8).digest())[0] % n
+            for x in items
+        ]
+        assert [shard_of(x, n) for x in items] == want
+        routed, lists = route(items, n)
+        assert lists == [[x for x, s in zip(items, want) if s == k] for k in range(n)]
+        encoded = route(items, n, encoded=True)[1]
+        assert encoded == [[ferrobloom._sharded.encode(x) for x, s in zip(items, want) if s == k] for k in range(n)]
+    with pytest.raises(TypeError):
+        route([True], 4)
+
+
+def test_sharded_batches_on_one_server_answer_in_order(r):
+    """On a standalone server: answers in the items' order, a full shard's
+    error instances in place, a refused command raised."""
+    s = ShardedBloomFilter(r, "one", shards=5)
+    s.create(50, 0.01, nonscaling=True)
+    items = ["x%d" % i for i in range(400)]
+    got = s.add_many(items)
+    assert len(got) <= len(items)
+    # Each shard's reply ends after its first "full" error, as BF.MADD's.
+    assert any(isinstance(x, Exception) for x in got)
+    ok = [x for x, g in zip(items, got) if g is True]
+    assert all(s.contains_many(ok))
+    assert s.contains_many([]) == []
+    r.set(s.keys[0], "not a filter")
+    with pytest.raises(Exception, match="WRONGTYPE"):
+        s.add_many(items)

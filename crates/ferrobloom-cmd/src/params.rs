@@ -5,7 +5,11 @@
 
 use ferrobloom_core::bloom::{BloomLayout, ChainOptions};
 
-/// RedisBloom stores error rates above this as this (with a log line).
+/// A client's BF.RESERVE / BF.INSERT / `bf-error-rate` above this creates a
+/// filter of this rate, in every layout, as RedisBloom 8 does (with a log
+/// line). RedisBloom 2.8 keeps such rates (`BF.RESERVE k 0.5 1000`: 3 hashes,
+/// 368 bytes there): what a 2.x primary or AOF writes is parsed without the
+/// cap (`lenient.rs`); docs/compatibility.md.
 pub const MAX_ERROR_RATE: f64 = 0.25;
 
 /// Defaults for what a command does not say (from the module configuration).

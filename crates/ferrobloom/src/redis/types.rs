@@ -46,27 +46,20 @@ use super::key::ModuleType;
 use super::value::{self, FilterValue, Stored};
 use ferrobloom_core::cuckoo::CuckooFilter;
 use ferrobloom_core::filter::BloomFilter;
-use ferrobloom_core::payload::{load_payload_as, HeaderFormat, RdbRead};
+use ferrobloom_core::payload::RdbRead;
+use ferrobloom_core::restore::{
+    load_module_value, ENCVER_SCHEME, SCHEME_NATIVE, SCHEME_REDISBLOOM, SCHEME_WINDOWED,
+};
 
-/// The RDB encoding version ferrobloom writes, for both types.
+/// The RDB encoding version ferrobloom writes, for both types (the versions
+/// and scheme words are the core's, `ferrobloom_core::restore`, which reads
+/// them for this module and for clients that read a `DUMP`). Version 6
+/// introduced the scheme word before the buffers (filters migrated from
+/// RedisBloom keep its header; windowed filters, scheme 2, came later without
+/// a new version, so plain filters keep their payloads byte for byte and an
+/// older ferrobloom refuses a windowed payload cleanly, "unknown hash scheme
+/// 2": docs/design.md, "Versions").
 pub const ENCVER: c_int = ENCVER_SCHEME;
-/// Version 6 introduced the scheme word before the buffers (filters migrated
-/// from RedisBloom keep its header; windowed filters, scheme 2, came later
-/// without a new version: docs/design.md, "Versions").
-const ENCVER_SCHEME: c_int = 6;
-/// Version 5, ferrobloom's first: the SCANDUMP stream as buffers (no scheme
-/// word: ferrobloom's headers only).
-const ENCVER_CHUNKS: c_int = 5;
-/// The newest RedisBloom encoding version (RedisBloom 2.x).
-const ENCVER_REDISBLOOM: c_int = 4;
-/// Scheme values of version 6.
-const SCHEME_NATIVE: u64 = 0;
-const SCHEME_REDISBLOOM: u64 = 1;
-/// A windowed Bloom filter (header `FBbw`, `core::window`): added in version 6
-/// without a new type version, so plain filters keep their payloads byte for
-/// byte and an older ferrobloom refuses a windowed payload cleanly ("unknown
-/// hash scheme 2") instead of refusing every payload of a new version.
-const SCHEME_WINDOWED: u64 = 2;
 
 pub static BLOOM: ModuleType<BloomFilter> = ModuleType::new();
 pub static CUCKOO: ModuleType<CuckooFilter> = ModuleType::new();
@@ -234,22 +227,7 @@ fn load_unsigned(rdb: *mut raw::RedisModuleIO) -> Option<u64> {
 /// only, not configured limits.
 fn load<T: FilterValue>(rdb: *mut raw::RedisModuleIO, encver: c_int) -> Result<T, String> {
     let limits = config::bloom_limits(trusted_payload(rdb));
-    let next = || RdbBuffer::load(rdb);
-    match encver {
-        ENCVER_SCHEME => match load_unsigned(rdb).ok_or("truncated payload (scheme)")? {
-            SCHEME_NATIVE => load_payload_as::<T, _>(&limits, HeaderFormat::Native, next),
-            SCHEME_REDISBLOOM => load_payload_as::<T, _>(&limits, HeaderFormat::RedisBloom, next),
-            SCHEME_WINDOWED if T::WINDOWED => {
-                load_payload_as::<T, _>(&limits, HeaderFormat::Native, next)
-            }
-            s => Err(format!("unknown hash scheme {s}")),
-        },
-        ENCVER_CHUNKS => load_payload_as::<T, _>(&limits, HeaderFormat::Native, next),
-        0..=ENCVER_REDISBLOOM => T::from_redisbloom_rdb(encver, &mut IoReader(rdb), &limits),
-        _ => Err(format!(
-            "unknown encoding version {encver} (this module reads 0-{ENCVER})"
-        )),
-    }
+    load_module_value(encver, &mut IoReader(rdb), &limits, T::WINDOWED)
 }
 
 /// Unix second of the last refusal logged, and refusals not logged since.
