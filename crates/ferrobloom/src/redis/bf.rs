@@ -38,7 +38,7 @@ fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
     }
     let limits = bloom_limits(ctx.trusted());
     let filter = create::bloom(p, &limits, !ctx.trusted())?;
-    if key.set(&BLOOM, Box::new(filter)) {
+    if key.set(&BLOOM, filter) {
         Ok(())
     } else {
         Err(e::BF_COULD_NOT_CREATE.into())
@@ -363,7 +363,7 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
             if let Some(w) = filter.as_window_mut() {
                 w.anchor(window::now_ms());
             }
-            if !key.set(&BLOOM, Box::new(filter)) {
+            if !key.set(&BLOOM, filter) {
                 return Err(e::BAD_DATA.into());
             }
         }

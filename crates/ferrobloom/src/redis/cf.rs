@@ -33,7 +33,7 @@ fn create(ctx: Ctx, key: &mut Key, p: &CuckooParams) -> CmdResult {
         note_beyond_client_limits(ctx, &format!("CF capacity {}", p.capacity));
     }
     let f = create::cuckoo(p, max_filter_bytes(ctx.trusted()))?;
-    if key.set(&CUCKOO, Box::new(f)) {
+    if key.set(&CUCKOO, f) {
         Ok(())
     } else {
         Err(e::CF_COULD_NOT_CREATE.into())
@@ -395,7 +395,7 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
                 cf_max_filters(trusted),
             )
             .map_err(|err| header_error(data.len(), &err))?;
-            if !key.set(&CUCKOO, Box::new(f)) {
+            if !key.set(&CUCKOO, f) {
                 return Err(e::CF_CANNOT_CREATE.into());
             }
         }

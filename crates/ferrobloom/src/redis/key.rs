@@ -200,14 +200,14 @@ impl Key {
 
     /// Stores `value` in an empty key opened for writing; on failure the value is
     /// dropped and false returned.
-    pub fn set<T: FilterValue>(&mut self, ty: &ModuleType<T>, value: Box<T>) -> bool {
+    pub fn set<T: FilterValue>(&mut self, ty: &ModuleType<T>, value: T) -> bool {
         let Some(f) = api!(RedisModule_ModuleTypeSetValue) else {
             return false;
         };
         if self.ptr.is_null() {
             return false;
         }
-        let p = Box::into_raw(Box::new(Stored::new(*value)));
+        let p = Box::into_raw(Box::new(Stored::new(value)));
         // SAFETY: open writable key; ownership passes to Redis on success.
         let ok = unsafe { f(self.ptr, ty.get(), p as *mut c_void) } == raw::REDISMODULE_OK as c_int;
         if !ok {

@@ -126,7 +126,7 @@ pub fn merge(ctx: Ctx, args: Args) -> CmdResult {
             let plan = BloomFilter::merge_plan(None, &sources).map_err(refuse)?;
             check_bound(plan.touched, trusted)?;
             let chain = BloomFilter::merged_with(&sources, &limits, overfill).map_err(refuse)?;
-            if !dest.set(&BLOOM, Box::new(chain)) {
+            if !dest.set(&BLOOM, chain) {
                 return Err(e::BF_COULD_NOT_CREATE.into());
             }
             ctx.replicate_verbatim();
