@@ -188,7 +188,7 @@ def push(
             raise type(e)("%s (push writes %r and the temporary key %r)" % (e, key, tmp)) from e
         # A server that is not ferrobloom (RedisBloom) refuses the header of
         # a filter of ferrobloom's layouts: say so, and what it takes.
-        if _refused_header(e) and filter.layout != "redisbloom" and not has_stamps(client, tmp):
+        if _refused_header(e) and filter.layout != "redisbloom" and not _has_stamps_or_unknown(client, tmp):
             raise FilterError(
                 "the server refused the filter's header (%s): it is not ferrobloom (RedisBloom?), "
                 "which loads only filters of RedisBloom's layout: build the filter with "
@@ -228,6 +228,14 @@ def _scandump(client: Any, scandump: str, key: bytes, it: int) -> Tuple[int, byt
     if len(r) != 3:
         raise FilterError("%s answered %d elements with STAMP, not 3" % (scandump, len(r)))
     return int(r[0]), bytes(r[1] or b""), r[2]
+
+
+def _has_stamps_or_unknown(client: Any, key: bytes) -> bool:
+    """has_stamps, True when the server cannot be asked (no hint then)."""
+    try:
+        return has_stamps(client, key)
+    except Exception:
+        return True
 
 
 def _check_replaceable(client: Any, key: bytes, kind: str) -> None:
