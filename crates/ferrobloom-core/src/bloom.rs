@@ -39,11 +39,13 @@ pub(crate) use batch::BATCH_AHEAD;
 #[cfg(test)]
 use encoding::HEADER_FIXED;
 pub(crate) use encoding::{
-    links_fill_chunks, links_for_each_chunk, links_load_chunk, links_scandump_chunk, Reader,
+    links_fill_chunks, links_for_each_chunk, links_load_chunk, links_scandump_chunk, HeaderRole,
+    Reader,
 };
 pub use encoding::{
-    HEADER_MAGIC, HEADER_VERSION_BASE, HEADER_VERSION_OPTIONS, LAYOUT_BLOCKED, LAYOUT_CLASSIC,
-    LAYOUT_CLASSIC_MIXED, LAYOUT_PAIRED, LAYOUT_REDISBLOOM,
+    CAPACITY_ABOVE_BITS, CAPACITY_TOO_LARGE, EXPANSION_TOO_LARGE, HEADER_MAGIC,
+    HEADER_VERSION_BASE, HEADER_VERSION_OPTIONS, LAYOUT_BLOCKED, LAYOUT_CLASSIC,
+    LAYOUT_CLASSIC_MIXED, LAYOUT_PAIRED, LAYOUT_REDISBLOOM, LINK_ABOVE_GROWTH,
 };
 pub use link::Link;
 pub(crate) use link::PairMasks;
@@ -336,6 +338,11 @@ impl BloomChain {
         }
         if expansion > MAX_EXPANSION {
             return Err(BloomError::InvalidParams("expansion out of range"));
+        }
+        // What every reader refuses (`bloom/encoding.rs`): no filter the core
+        // creates fails to load back.
+        if capacity > MAX_CAPACITY {
+            return Err(BloomError::InvalidParams(CAPACITY_TOO_LARGE));
         }
         if !(opts.tightening > 0.0 && opts.tightening < 1.0) {
             return Err(BloomError::InvalidParams(

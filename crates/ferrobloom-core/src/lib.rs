@@ -25,6 +25,9 @@ pub mod hash;
 pub mod payload;
 pub mod rdb;
 #[cfg(test)]
+#[path = "tests/readers.rs"]
+mod reader_tests;
+#[cfg(test)]
 #[path = "tests/roundtrip.rs"]
 mod roundtrip_tests;
 pub mod stats;

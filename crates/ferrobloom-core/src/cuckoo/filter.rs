@@ -175,6 +175,11 @@ impl CuckooFilter {
             }
         }
         let b = u64::from(p.bucket_size);
+        // What the native header's reader refuses (`encoding.rs`): no filter
+        // the core creates fails to load back.
+        if !p.redisbloom && p.capacity > MAX_CAPACITY {
+            return Err(CuckooError::InvalidParams(CAPACITY_TOO_LARGE));
+        }
         if p.capacity < 2 * b {
             return Err(CuckooError::InvalidParams(
                 "capacity must be at least 2 * bucket size",

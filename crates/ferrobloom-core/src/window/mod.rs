@@ -146,7 +146,7 @@
 
 use super::bloom::{
     BloomChain, BloomError, BloomLayout, Limits, LinkShape, PairMasks, BATCH_AHEAD, CHAIN_OVERHEAD,
-    LINK_OVERHEAD, MAX_EXPANSION, MAX_LINKS_CEILING,
+    LINK_OVERHEAD, MAX_CAPACITY, MAX_EXPANSION, MAX_LINKS_CEILING,
 };
 use super::hash::{HashScheme, ItemHash};
 use std::cell::Cell;
@@ -251,8 +251,11 @@ impl Window {
         if expansion > MAX_EXPANSION {
             return Err(BloomError::InvalidParams("expansion out of range"));
         }
-        if capacity == 0 || capacity > i64::MAX as u64 {
+        if capacity == 0 {
             return Err(BloomError::InvalidParams("capacity must be positive"));
+        }
+        if capacity > MAX_CAPACITY {
+            return Err(BloomError::InvalidParams(crate::bloom::CAPACITY_TOO_LARGE));
         }
         if !(error > 0.0 && error < 1.0) {
             return Err(BloomError::InvalidParams("error rate must be in (0, 1)"));

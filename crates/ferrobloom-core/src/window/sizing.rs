@@ -515,10 +515,16 @@ impl Window {
         let elapsed = now.saturating_sub(start).saturating_add(1) as f64;
         let left = end.saturating_sub(now) as f64;
         let projected = (items as f64 * left / elapsed * PROJECTION_HEADROOM).ceil();
+        // Every state a command sequence builds has `floor <= ceiling`; a
+        // loaded one need not (a first link far larger than the links after
+        // it): the ceiling wins, so such a state sizes small links and never
+        // panics.
+        let ceiling = ceiling.max(1);
+        let floor = floor.clamp(1, ceiling);
         let entries = if projected >= ceiling as f64 {
             ceiling
         } else {
-            (projected as u64).clamp(floor.max(1), ceiling.max(1))
+            (projected as u64).clamp(floor, ceiling)
         };
         // Half of what the generation's limit leaves after its links (at least
         // the reserve's halves, `r/2`, `r/4`, ...: the first link took at

@@ -119,16 +119,17 @@ fn header_round_trip_and_rejections() {
         };
         assert!(r.is_err(), "offset {off} {bytes:?}");
     }
+    // More buckets than CF.RESERVE's 2^30 capacity gives: refused as it is.
     assert_eq!(
         patch(24, &(1u64 << 40).to_le_bytes()).unwrap_err(),
-        CuckooError::MemoryCap
+        CuckooError::BadHeader(crate::cuckoo::CAPACITY_TOO_LARGE)
     );
-    // 2^32 buckets of 1 slot: refused by a 1 GiB cap without allocating.
+    // 2^30 buckets of 1 slot: refused by a 512 MiB cap without allocating.
     let mut h = base.clone();
     h[6] = 1;
-    h[24..32].copy_from_slice(&(1u64 << 32).to_le_bytes());
+    h[24..32].copy_from_slice(&(1u64 << 30).to_le_bytes());
     assert_eq!(
-        CuckooFilter::from_header(&h, 1 << 30).unwrap_err(),
+        CuckooFilter::from_header(&h, 1 << 29).unwrap_err(),
         CuckooError::MemoryCap
     );
     // Many filters with huge expansion overflow: MemoryCap, not a panic.
