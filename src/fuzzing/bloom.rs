@@ -92,12 +92,13 @@ pub fn rdb_bloom(data: &[u8]) {
         consumed.push(b);
         Some(b)
     });
-    if let Ok(c) = loaded {
+    if let Ok(mut c) = loaded {
         let (header, chunks) = bloom_dump(&c);
         assert_eq!(consumed.first().copied(), Some(header.as_slice()));
         let tail: Vec<&[u8]> = chunks.iter().map(|(_, d)| d.as_slice()).collect();
         assert_eq!(consumed.get(1..), Some(tail.as_slice()));
         check_bloom(&c);
+        super::after_load::exercise_bloom(&mut c);
     }
 }
 
@@ -183,4 +184,5 @@ pub fn bloom_chunks(data: &[u8]) {
         }
     }
     check_bloom(&c);
+    super::after_load::exercise_bloom(&mut c);
 }

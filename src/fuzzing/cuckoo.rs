@@ -104,12 +104,13 @@ pub fn rdb_cuckoo(data: &[u8]) {
         consumed.push(b);
         Some(b)
     });
-    if let Ok(f) = loaded {
+    if let Ok(mut f) = loaded {
         let (header, chunks) = cuckoo_dump(&f);
         assert_eq!(consumed.first().copied(), Some(header.as_slice()));
         let tail: Vec<&[u8]> = chunks.iter().map(|(_, d)| d.as_slice()).collect();
         assert_eq!(consumed.get(1..), Some(tail.as_slice()));
         check_cuckoo(&f);
+        super::after_load::exercise_cuckoo(&mut f);
     }
 }
 

@@ -43,12 +43,16 @@ pub fn rdb_redisbloom(data: &[u8]) {
     if sel & 1 == 0 {
         if let Ok(c) = BloomChain::from_redisbloom_rdb(encver, &mut r, &limits()) {
             assert!(c.is_redisbloom());
-            check_bloom(&BloomFilter::from(c));
+            let mut c = BloomFilter::from(c);
+            check_bloom(&c);
+            super::after_load::exercise_bloom(&mut c);
         }
-    } else if let Ok(f) = CuckooFilter::from_redisbloom_rdb(encver, &mut r, MAX_BYTES, MAX_FILTERS)
+    } else if let Ok(mut f) =
+        CuckooFilter::from_redisbloom_rdb(encver, &mut r, MAX_BYTES, MAX_FILTERS)
     {
         assert!(f.is_redisbloom());
         check_cuckoo(&f);
+        super::after_load::exercise_cuckoo(&mut f);
     }
 }
 
