@@ -400,9 +400,8 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
         KeyState::Missing if iter == 1 => {
             let mut filter = BloomFilter::from_header(data, &bloom_limits(ctx.trusted()))
                 .map_err(|err| map_err(Op::Load, &err))?;
-            if let Some(w) = filter.as_window_mut() {
-                w.anchor(window::now_ms());
-            }
+            // The core's rule after every load (the local loaders' too).
+            filter.anchor_clock(window::now_ms());
             if !key.set(&BLOOM, Box::new(filter)) {
                 return Err(e::BAD_DATA.into());
             }

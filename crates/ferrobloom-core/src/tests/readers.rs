@@ -310,3 +310,86 @@ fn loaded_filters_take_items() {
         assert!(f.add_item(it.as_bytes(), now, &lim).is_ok());
     }
 }
+
+/// A walk's budget from its header: a true walk of every kind fits it
+/// exactly (bytes) and within its chunk margin; a walk that cycles with empty
+/// chunks, repeats a chunk, or sends new 1 MiB chunks without end is stopped
+/// once it goes past the header (a chunk count or byte count the header
+/// gives), with a clear error.
+#[test]
+fn a_walk_is_bounded_by_its_header() {
+    use crate::dump::{WalkBudget, WALK_MIN_CHUNK};
+    let f = BloomFilter::from(grown_window());
+    let chain = BloomFilter::from(BloomChain::new(5_000_000, 0.01, 2, &Limits::default()).unwrap());
+    let cuckoo = CuckooFilter::new(&CuckooParams::default(), u64::MAX).unwrap();
+    fn walk_fits<T: Scandump>(f: &T) -> WalkBudget {
+        let mut replies = Vec::new();
+        f.for_each_dump_chunk(|i, d| replies.push((i, d.to_vec())));
+        let mut b = WalkBudget::of::<T>(&replies[0].1).unwrap();
+        for (_, d) in replies.iter().skip(1) {
+            b.take(d.len() as u64).unwrap();
+        }
+        assert_eq!(b.bytes, 0);
+        b
+    }
+    walk_fits(&f);
+    walk_fits(&cuckoo);
+    // Hostile walks, after the header of the chain.
+    let header = chain.encode_header();
+    let fresh = || WalkBudget::of::<BloomFilter>(&header).unwrap();
+    // 6.9 MB in one link: one chunk (of at most 16 MiB) taken, and as many
+    // more as 64 KiB chunks would need.
+    let left = walk_fits(&chain);
+    assert_eq!(left.chunks, fresh().bytes.div_ceil(WALK_MIN_CHUNK) - 1);
+    let mut b = fresh();
+    let steps = (0..u64::MAX).take_while(|_| b.take(0).is_ok()).count() as u64;
+    assert_eq!(steps, fresh().chunks);
+    let mut b = fresh();
+    let mut sent = 0u64;
+    while b.take(1 << 20).is_ok() {
+        sent += 1 << 20;
+    }
+    assert!(sent <= fresh().bytes && sent + (1 << 20) > fresh().bytes);
+    let e = fresh().take(fresh().bytes + 1).unwrap_err();
+    assert!(e.contains("went past what its header describes"), "{e}");
+    // A header that does not load gives no budget.
+    assert!(WalkBudget::of::<BloomFilter>(b"junk").is_err());
+    assert!(WalkBudget::of::<CuckooFilter>(&header).is_err());
+}
+
+/// A windowed filter dated ahead of this machine's clock (written where the
+/// clock is 10 minutes ahead) and loaded here goes on from its newest change
+/// at the clock's rate, as a server runs it: a 1 s, capacity-100 NONSCALING
+/// filter takes 800 items over 8 windows' worth of generations. (Pinned to
+/// its newest change it took one generation's worth and refused the rest.)
+#[test]
+fn a_window_dated_ahead_runs_on_from_its_newest_change() {
+    use crate::dump::clock_ms;
+    let lim = Limits::default();
+    let ahead = clock_ms() + 600_000;
+    let mut w = Window::new(100, 0.01, 0, BloomLayout::Paired, 1000, &lim).unwrap();
+    for i in 0..50 {
+        w.add(&item(i), ahead, &lim).unwrap();
+    }
+    let mut replies = Vec::new();
+    BloomFilter::from(w).for_each_dump_chunk(|i, d| replies.push((i, d.to_vec())));
+    let refs: Vec<(i64, &[u8])> = replies.iter().map(|(i, d)| (*i, d.as_slice())).collect();
+    let mut f: BloomFilter = load_chunks(&refs, &LOAD_LIMITS).unwrap();
+    let start = clock_ms();
+    let mut took = 0;
+    for step in 0..80u64 {
+        // 10 items every 100 ms of this machine's clock (simulated).
+        let now = start + step * 100;
+        for k in 0..10 {
+            let it = format!("new-{step}-{k}");
+            if f.add_item(it.as_bytes(), now, &lim).is_ok() {
+                took += 1;
+                assert!(f.contains_item(it.as_bytes(), now));
+            }
+        }
+    }
+    assert!(took >= 760, "took {took} of 800");
+    // The items added first are forgotten a window and a generation later.
+    let later = start + 80 * 100 + 1300;
+    assert!((0..50).all(|i| !f.as_window().unwrap().contains(&item(i), later)));
+}
