@@ -6,8 +6,7 @@
 //! readers accepted, an added item is found, and the filter it leaves dumps
 //! and loads back ([`check_bloom`], [`check_cuckoo`]).
 
-use super::bloom::check_bloom;
-use super::cuckoo::check_cuckoo;
+use super::checks::{check_bloom, check_cuckoo};
 use super::*;
 
 /// Items added after a load (a few links' worth under [`MAX_BYTES`]).

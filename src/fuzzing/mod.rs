@@ -130,6 +130,7 @@ fn reload<T: ferrobloom_core::payload::Payload>(d: &Dump) -> Result<T, String> {
 mod after_load;
 mod args;
 mod bloom;
+mod checks;
 mod cuckoo;
 mod file;
 mod redisbloom;

@@ -1,8 +1,7 @@
 //! RedisBloom's own RDB payloads (encoding versions 0-4) of either type, and
 //! their seeds.
 
-use super::bloom::check_bloom;
-use super::cuckoo::check_cuckoo;
+use super::checks::{check_bloom, check_cuckoo};
 use super::*;
 
 /// RedisBloom's RDB fields read from the fuzz input (see the module doc).
