@@ -15,7 +15,13 @@
 //!   for all of them in linear time; the same bytes as the server's, for the
 //!   same parameters and the same items in the same order.
 //! - **Load from chunks**: [`load_chunks`], which checks every chunk against the
-//!   header before allocating the filter.
+//!   header before allocating the filter (and anchors a windowed filter to
+//!   this machine's clock, [`clock_ms`], as a server anchors every load).
+//! - **Walk a server's SCANDUMP**: [`WalkBudget`], what the walk may return
+//!   after its header, so a client stops a walk that goes past it.
+//! - **Time**: the add and lookup calls take this machine's clock; a windowed
+//!   filter runs on from its newest change when that lies ahead of it (the
+//!   server's rule, `Window::write_time`).
 //! - **Merge**: [`BloomFilter::merged`] / [`BloomFilter::merge_from`], with
 //!   `BF.MERGE`'s rules.
 //! - **Files**: [`crate::file`], the SCANDUMP chunks in a small framing.
