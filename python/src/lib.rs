@@ -93,12 +93,10 @@ fn walk_budget(kind: &str, header: &[u8]) -> PyResult<(u64, u64)> {
     Ok((b.chunks, b.bytes))
 }
 
-/// Milliseconds since the Unix epoch (windowed filters' clock, as the server's).
+/// Milliseconds since the Unix epoch (windowed filters' clock, as the
+/// server's): the core's, which its loaders anchor windowed filters to.
 pub(crate) fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    ferrobloom_core::dump::clock_ms()
 }
 
 /// Appends an argument's bytes as redis-py sends it (`Encoder.encode`).
