@@ -243,15 +243,16 @@ impl<'a> History<'a> {
         }
     }
 
-    /// [`Regime::Young`]: twice the busiest with the headroom, at most a
-    /// share (a sparse stream stays small; at least a share after a partial
-    /// first generation, see [`PARTIAL_FIRST`]), and once the last two
-    /// generations hold items at most the last one's count, settled. Then
-    /// what the last counts say: after a dip below a share, the mean of the
-    /// dip and the one before it; after a fall of more than the spike part
-    /// from two generations above two shares, the trend (at least half a
-    /// share); after a spike, the one before it (at least a share); after a
-    /// partial first generation, a share for a last one just above it.
+    /// [`Regime::Young`]: twice the busiest, at most a share (a sparse stream
+    /// stays small) but at least the busiest, with the headroom (at least a
+    /// share after a partial first generation, see [`PARTIAL_FIRST`]), and
+    /// once the last two generations hold items at most the last one's
+    /// count, settled. Then what the last counts say: after a dip below a
+    /// share, the mean of the dip and the one before it; after a fall of more
+    /// than the spike part from two generations above two shares, the trend
+    /// (at least half a share); after a spike, the one before it (at least a
+    /// share); after a partial first generation, a share for a last one just
+    /// above it.
     fn young_items(&self, bound: Option<YoungBound>) -> u64 {
         let (c1, c2) = (self.count(0), self.count(1));
         let twice = grow(self.most.saturating_mul(2).min(self.share).max(self.most));
