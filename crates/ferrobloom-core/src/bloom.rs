@@ -51,6 +51,7 @@ pub use link::Link;
 pub(crate) use link::PairMasks;
 pub use merge::{hash_alike, MergeError, MergePlan, Overfill};
 pub use redisbloom::{RbChain, RB_MAX_HASHES};
+pub(crate) use sizing::poisson_sum_end;
 use sizing::{blocked_scaling_bits, Blocks, LN2, LN2_SQUARED};
 pub use sizing::{classic_derivation, LinkShape, DOUBLE_HASHING_EXCESS, DOUBLE_HASHING_SHARE};
 
