@@ -22,6 +22,7 @@ const DEFAULTS: BloomDefaults = BloomDefaults {
     capacity: 100,
     expansion: 2,
     layout: BloomLayout::Classic,
+    opts: ferrobloom_core::bloom::ChainOptions::REDISBLOOM,
 };
 
 /// A Bloom filter: scalable or not, any layout (ferrobloom's classic, blocked

@@ -155,7 +155,7 @@ fn reserve_strict<'a>(
         expansion,
         layout,
         nonscaling_growth: 2,
-        opts: g.chain_options(expansion, layout)?,
+        opts: g.chain_options(expansion, layout, g.window_ms.is_some(), d.opts)?,
         scale_to: g.scale_to,
         window_ms: g.window_ms,
     })
@@ -201,7 +201,7 @@ fn insert_strict<'a>(
         return Err(e::WINDOW_NOCREATE.into());
     }
     let layout = new_layout(g.layout, g.window_ms.is_some(), d)?;
-    let opts = g.chain_options(expansion, layout)?;
+    let opts = g.chain_options(expansion, layout, g.window_ms.is_some(), d.opts)?;
     if g.window_ms.is_some() && g.any_valkey() {
         return Err(e::WINDOW_VALKEY.into());
     }

@@ -15,6 +15,12 @@ pub struct BloomDefaults {
     pub capacity: u64,
     pub expansion: u32,
     pub layout: BloomLayout,
+    /// The tightening ratio and seed of a filter created without `TIGHTENING`
+    /// or `SEED` (valkey-bloom's `bloom-tightening-ratio` and
+    /// `bloom-use-random-seed` settings; [`ChainOptions::REDISBLOOM`] unless
+    /// configured). Not for RedisBloom's layout or windowed filters, which have
+    /// no place for them.
+    pub opts: ChainOptions,
 }
 
 /// Everything needed to create a filter.

@@ -14,7 +14,7 @@ use crate::cmd::bf::{parse_insert_from, parse_reserve_from, InfoField};
 use crate::cmd::errors::{self as e, bloom as map_err, CmdError, Op};
 use crate::cmd::format::{format_g, format_window};
 use crate::cmd::lenient::{self, Origin};
-use crate::cmd::params::{CreateParams, MAX_ERROR_RATE};
+use crate::cmd::params::{BloomDefaults, CreateParams, MAX_ERROR_RATE};
 use crate::cmd::parse::parse_i64;
 use ferrobloom_core::bloom::{
     BloomChain, BloomError, BloomLayout, ChainOptions, MAX_CAPACITY, MAX_EXPANSION,
@@ -65,7 +65,7 @@ fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
 pub fn reserve(ctx: Ctx, args: Args) -> CmdResult {
-    let p = parse_reserve_from(&args, &bloom_defaults(), origin(ctx))?;
+    let p = parse_reserve_from(&args, &defaults(ctx), origin(ctx))?;
     let mut key = Key::open(ctx, key_name(&args)?, true);
     match key.state(&BLOOM) {
         KeyState::Missing => {}
@@ -231,7 +231,7 @@ pub fn madd(ctx: Ctx, args: Args) -> CmdResult {
 /// that is RedisBloom 2.x's BF.ADD (ferrobloom replicates every creation as
 /// an explicit BF.RESERVE first, so its own adds never find the key missing).
 fn create_defaults(ctx: Ctx) -> CreateParams {
-    let d = bloom_defaults();
+    let d = defaults(ctx);
     if origin(ctx) == Origin::Trusted {
         return lenient::bf_add_params(&d);
     }
@@ -241,16 +241,29 @@ fn create_defaults(ctx: Ctx) -> CreateParams {
         expansion: d.expansion,
         layout: d.layout,
         nonscaling_growth: 2,
-        opts: ChainOptions::default(),
+        // RedisBloom's layout has no place for a tightening ratio or a seed.
+        opts: if d.layout == BloomLayout::RedisBloom {
+            ChainOptions::REDISBLOOM
+        } else {
+            d.opts
+        },
         scale_to: None,
         window_ms: None,
     }
 }
 
+/// The configured defaults for a creation by this command: a client's gets
+/// the configured tightening ratio and seed (`bf.bloom-tightening-ratio`,
+/// `bf.bloom-use-random-seed`); a replicated or replayed one RedisBloom's,
+/// since its writer spelled out any other.
+fn defaults(ctx: Ctx) -> BloomDefaults {
+    bloom_defaults(origin(ctx) == Origin::Client)
+}
+
 /// BF.INSERT key [CAPACITY cap] [ERROR err] [EXPANSION exp] [NOCREATE]
 /// [NONSCALING] ITEMS item [item ...]
 pub fn insert(ctx: Ctx, args: Args) -> CmdResult {
-    let a = parse_insert_from(&args, &bloom_defaults(), origin(ctx))?;
+    let a = parse_insert_from(&args, &defaults(ctx), origin(ctx))?;
     add_items(ctx, args, a.items_from, a.create, Shape::Array, a.at_ms)
 }
 

@@ -228,14 +228,17 @@ pub struct ChainOptions {
 
 impl Default for ChainOptions {
     fn default() -> Self {
-        ChainOptions {
-            tightening: TIGHTENING_RATIO,
-            seed: None,
-        }
+        ChainOptions::REDISBLOOM
     }
 }
 
 impl ChainOptions {
+    /// RedisBloom's: tightening [`TIGHTENING_RATIO`], no seed (the default).
+    pub const REDISBLOOM: ChainOptions = ChainOptions {
+        tightening: TIGHTENING_RATIO,
+        seed: None,
+    };
+
     /// True when the options are RedisBloom's (header version 1 describes them).
     pub fn is_default(&self) -> bool {
         self.tightening == TIGHTENING_RATIO && self.seed.is_none()
