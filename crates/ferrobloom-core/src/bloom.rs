@@ -231,14 +231,17 @@ pub struct ChainOptions {
 
 impl Default for ChainOptions {
     fn default() -> Self {
-        ChainOptions {
-            tightening: TIGHTENING_RATIO,
-            seed: None,
-        }
+        ChainOptions::REDISBLOOM
     }
 }
 
 impl ChainOptions {
+    /// RedisBloom's: tightening [`TIGHTENING_RATIO`], no seed (the default).
+    pub const REDISBLOOM: ChainOptions = ChainOptions {
+        tightening: TIGHTENING_RATIO,
+        seed: None,
+    };
+
     /// True when the options are RedisBloom's (header version 1 describes them).
     pub fn is_default(&self) -> bool {
         self.tightening == TIGHTENING_RATIO && self.seed.is_none()
@@ -647,6 +650,27 @@ impl BloomChain {
             Some(l) => l.shape.error,
             None => 0.0,
         }
+    }
+
+    /// Releases up to `budget` bytes of the links' pages to the kernel, from
+    /// byte `from` of the links' arrays taken in order
+    /// ([`Words::release_pages`](crate::bits::Words::release_pages)); returns
+    /// where the next step starts, `None` once every link is done. For a chain
+    /// about to be freed (a windowed filter's dropped generation): the bits
+    /// read as zero afterwards.
+    pub fn release_step(&mut self, from: u64, budget: u64) -> Option<u64> {
+        let mut base = 0u64;
+        for l in &mut self.links {
+            let len = l.words.alloc_bytes() as u64;
+            if from < base.saturating_add(len) {
+                let off = usize::try_from(from - base).ok()?;
+                let max = usize::try_from(budget).unwrap_or(usize::MAX);
+                let end = l.words.release_pages(off, max) as u64;
+                return Some(base.saturating_add(end));
+            }
+            base = base.saturating_add(len);
+        }
+        None
     }
 
     /// Memory estimate in bytes: RedisBloom's formula `32 + 64 * links + bytes`

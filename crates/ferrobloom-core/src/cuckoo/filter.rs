@@ -56,6 +56,8 @@ pub struct CuckooFilter {
     pub(super) moves: u64,
     /// Open SCANDUMP walks of a filter of RedisBloom's layout (`walk.rs`).
     pub(super) walks: Vec<walk::Walk>,
+    /// When the filter first handed out a SCANDUMP position iterator (`walk.rs`).
+    pub(super) plain: walk::PlainAnswers,
 }
 
 /// A checked header: the filter without its tables, and each table's bucket
@@ -216,6 +218,7 @@ impl CuckooFilter {
             table_bytes,
             moves: 0,
             walks: Vec::new(),
+            plain: Default::default(),
         })
     }
 
@@ -249,6 +252,7 @@ impl CuckooFilter {
             table_bytes: self.table_bytes,
             moves: 0,
             walks: Vec::new(),
+            plain: Default::default(),
         })
     }
 
