@@ -121,9 +121,7 @@ fn bloom_bytes(f: &BloomFilter) -> Vec<Vec<u8>> {
 }
 
 fn bloom_answers(f: &BloomFilter, now: u64) -> Vec<bool> {
-    (0..3000)
-        .map(|i| f.contains_item(&item(i), now))
-        .collect()
+    (0..3000).map(|i| f.contains_item(&item(i), now)).collect()
 }
 
 /// Relocates `f` whole in passes of `budget` blocks and checks it encodes and
