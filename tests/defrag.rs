@@ -151,7 +151,7 @@ fn fragment(
 /// A small Bloom (even `i`) or cuckoo filter holding "a".
 fn small_filter(p: &mut redis::Pipeline, key: &str, i: u64, rng: &mut Rng) {
     let size = table_size(rng);
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         p.cmd("BF.RESERVE").arg(key).arg(0.01).arg(size).ignore();
         p.cmd("BF.ADD").arg(key).arg("a").ignore();
     } else {
@@ -164,7 +164,7 @@ fn small_filter(p: &mut redis::Pipeline, key: &str, i: u64, rng: &mut Rng) {
 fn assert_answers(con: &mut Connection, keys: &[String], what: &str) {
     let mut p = redis::pipe();
     for k in keys {
-        let odd = k[1..].parse::<u64>().map_or(false, |i| i % 2 == 1);
+        let odd = k[1..].parse::<u64>().is_ok_and(|i| i % 2 == 1);
         p.cmd(if odd { "CF.EXISTS" } else { "BF.EXISTS" })
             .arg(k)
             .arg("a");
@@ -343,7 +343,7 @@ fn callbacks_are_harmless_where_the_server_cannot_defrag(s: &Server) {
     assert!(digests(&mut con, &kept) == before);
     assert_eq!(s.digest(), digest);
     assert_answers(&mut con, &kept, "after CONFIG SET activedefrag yes");
-    assert_eq!(bf_info(&s, "defrag_hits") + bf_info(&s, "defrag_misses"), 0);
+    assert_eq!(bf_info(s, "defrag_hits") + bf_info(s, "defrag_misses"), 0);
 }
 
 /// A panic in the callback (FERROBLOOM.FAULT, test builds) is contained: the

@@ -167,7 +167,7 @@ fn defrag_value<T: FilterValue>(
     let Some(v) = (unsafe { (*value as *mut T).as_mut() }) else {
         return 0;
     };
-    let mut pass = Pass::new(&mut relocator, u64::from(cursor));
+    let mut pass = Pass::new(&mut relocator, cursor as u64);
     v.relocate_blocks(&mut pass);
     match pass.finish() {
         Relocation::Done => 0,

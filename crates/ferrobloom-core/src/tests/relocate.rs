@@ -141,7 +141,7 @@ fn check_bloom(mut f: BloomFilter, now: u64, budget: u64, what: &str) {
         "{what}: block_count counts them"
     );
     assert!(
-        budget == u64::MAX || passes as u64 >= numbered / budget,
+        budget == u64::MAX || passes >= numbered / budget,
         "{what}: {passes} passes"
     );
     assert!(bloom_bytes(&f) == bytes, "{what}: encoding changed");
