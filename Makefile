@@ -27,10 +27,10 @@ MODULE_LOCAL := target/release/$(MODULE_NAME)
 APT_PACKAGES := libclang-dev redis-server redis-tools
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help deps peers build test run clippy fmt fmt-check clean bench fuzz stress
+.PHONY: help deps peers build test run lint clippy fmt fmt-check clean bench fuzz stress
 
 help:
-	@echo "targets: deps build test run clippy fmt fmt-check clean bench fuzz stress"
+	@echo "targets: deps build test run lint clippy fmt fmt-check clean bench fuzz stress"
 	@echo "CARGO_TARGET_DIR=$(CARGO_TARGET_DIR) TEST_TARGET_DIR=$(TEST_TARGET_DIR)"
 
 # Installs only what is missing; silent when everything is present.
@@ -67,7 +67,7 @@ build:
 	fi
 	@echo "module: $(CURDIR)/$(MODULE_LOCAL)"
 
-# Unit tests of the lib + integration tests in tests/ (they start their own servers and find
+# Unit tests of the lib + integration tests in crates/ferrobloom/tests/ (they start their own servers and find
 # the .so that cargo test builds into $(CARGO_TARGET_DIR)/release/deps/), against Redis 7.0
 # (Debian's redis-server), then the integration tests again against Valkey 8.1.8, Valkey
 # 9.1.2 and Redis 8.2.3 (from `make peers`; REDIS_SERVER picks the binary).
@@ -79,16 +79,17 @@ build:
 # redis-cli reshard cluster tests (Valkey 9 runs them, and its atomic slot migration too).
 TEST_SERVERS ?= redis valkey8 valkey9 redis8
 TESTS_NOT_ON_VALKEY8 ?= migration cluster bf_window_cluster
-ALL_TESTS := $(sort $(basename $(notdir $(wildcard tests/*.rs))) $(patsubst tests/%/main.rs,%,$(wildcard tests/*/main.rs)))
+ALL_TESTS := $(sort $(basename $(notdir $(wildcard crates/ferrobloom/tests/*.rs))) $(patsubst crates/ferrobloom/tests/%/main.rs,%,$(wildcard crates/ferrobloom/tests/*/main.rs)))
 CARGO_TEST := CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) test --release --features ferrobloom/fault-injection
 
 test: deps peers
 	@$(PYTHON) scripts/check-structure.py
+	@$(MAKE) --no-print-directory lint
 	@set -e; total=$$(date +%s); for srv in $(TEST_SERVERS); do \
 	  start=$$(date +%s); \
 	  if [ $$srv = redis ]; then \
 	    echo "=== make test: Redis $$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') ==="; \
-	    $(CARGO_TEST) --workspace --all-targets; \
+	    $(CARGO_TEST) --workspace --exclude ferrobloom-python --all-targets; \
 	    echo "=== make test: the core's statistical tests (slow-tests) ==="; \
 	    CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) test --release -p ferrobloom-core --features slow-tests --lib; \
 	  else \
@@ -111,7 +112,7 @@ test: deps peers
 # (maturin, pytest, redis and hypothesis from PyPI), then pytest on real servers (Redis 7.0, Valkey 9 and
 # RedisBloom 2.8.2, see python/tests/conftest.py) with the module `make test` built. Run from
 # the repository root, so that the installed package (not python/ferrobloom/) is imported.
-# Built in $(TEST_TARGET_DIR)-python, where tests/bf_window_cluster.rs builds it too (one
+# Built in $(TEST_TARGET_DIR)-python, where crates/ferrobloom/tests/bf_window_cluster.rs builds it too (one
 # build per change instead of two).
 PY_VENV ?= $(HOME)/.cache/ferrobloom-pyvenv
 .PHONY: python-test
@@ -158,7 +159,14 @@ SERVER ?= redis
 run: deps build
 	@if [ "$(SERVER)" = redis ]; then 	  FERROBLOOM_MODULE="$(CURDIR)/$(MODULE_LOCAL)" scripts/run.sh; 	else 	  peer=$$( [ "$(SERVER)" = valkey ] && echo valkey9 || echo "$(SERVER)" ); 	  bin=$$(scripts/peers.sh $$peer | sed -n "s/^$$peer=//p"); 	  [ -n "$$bin" ] || { echo "make run: cannot fetch $(SERVER) (scripts/peers.sh $$peer)" >&2; exit 1; }; 	  FERROBLOOM_MODULE="$(CURDIR)/$(MODULE_LOCAL)" SERVER_BIN="$$bin" scripts/run.sh; 	fi
 
+# The style gate (a step of `make test`, so of CI): rustfmt and clippy with warnings as
+# errors on every workspace member, the Python binding included, with and without the
+# test-only feature.
+.PHONY: lint
+lint: fmt-check clippy
+
 clippy:
+	@echo "=== make lint: clippy (every workspace member) ==="
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 	$(CARGO) clippy --release --workspace --all-targets --features ferrobloom/fault-injection -- -D warnings
 
@@ -166,6 +174,7 @@ fmt:
 	$(CARGO) fmt --all
 
 fmt-check:
+	@echo "=== make lint: rustfmt ==="
 	$(CARGO) fmt --all -- --check
 
 clean:
@@ -225,7 +234,7 @@ fuzz:
 	  fi; \
 	done
 
-# tests/stress/ against a live server, release build: 1,000,000 hostile commands
+# crates/ferrobloom/tests/stress/ against a live server, release build: 1,000,000 hostile commands
 # (STRESS_COMMANDS=n to change). VALGRIND=1: redis-server under valgrind memcheck
 # (100,000 commands by default, about a minute; valgrind is 10-20x slower); fails if the
 # test fails or if valgrind reports an error or definite leak whose stack points into

@@ -8,7 +8,7 @@ Files and modules: each crate's `src/` (and `tests/`, `examples/`, which only
 import) is read; a file is one module (`a/b.rs` and `a/b/mod.rs` are `a::b`,
 `lib.rs` the crate root). A file depends on another when it names an item of
 that module or of one below it (`use crate::x::y`, `super::x`, `crate::x::f()`,
-`ferrobloom_core::x` from the module crate). A module's own children are part of
+`ferrobloom_core::x`, `ferrobloom_cmd::x` from another crate). A module's own children are part of
 it: a parent naming its child (`mod x; pub use x::Y;`) is not an edge, a child
 naming its parent is. Every other edge must point one way: a cycle among files
 is reported with its files.
@@ -22,10 +22,13 @@ import sys
 MAX_LINES = 800
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
 CRATES = {  # crate name as used in paths -> its src dir
-    "ferrobloom": os.path.join(ROOT, "src"),
+    "ferrobloom": os.path.join(ROOT, "crates", "ferrobloom", "src"),
+    "ferrobloom_cmd": os.path.join(ROOT, "crates", "ferrobloom-cmd", "src"),
     "ferrobloom_core": os.path.join(ROOT, "crates", "ferrobloom-core", "src"),
 }
-EXTRA_DIRS = ["tests", "crates/ferrobloom-core/examples", "crates/ferrobloom-core/tests", "python/src", "fuzz/fuzz_targets"]
+# Crates whose names other crates use in paths (`ferrobloom_cmd::x`, `ferrobloom_core::x`).
+EXTERN = ("ferrobloom_core", "ferrobloom_cmd")
+EXTRA_DIRS = ["crates/ferrobloom/tests", "crates/ferrobloom-core/examples", "crates/ferrobloom-core/tests", "python/src", "fuzz/fuzz_targets"]
 
 
 def module_of(crate, src, path):
@@ -87,9 +90,11 @@ def main():
         """The module path `parts` (starting at `crate`, `super` or
         `ferrobloom_core`) names, seen from module `mod`."""
         if parts[0] == "crate":
+            if mod[0] == "ferrobloom" and parts[1:2] == ["cmd"]:  # `pub use ferrobloom_cmd as cmd`
+                return ("ferrobloom_cmd",) + tuple(parts[2:])
             return (mod[0],) + tuple(parts[1:])
-        if parts[0] == "ferrobloom_core":
-            return ("ferrobloom_core",) + tuple(parts[1:])
+        if parts[0] in EXTERN:
+            return (parts[0],) + tuple(parts[1:])
         base = list(mod)
         while parts and parts[0] == "super":
             base = base[:-1]
@@ -100,10 +105,10 @@ def main():
     for mod, f in files.items():
         text = strip_comments(open(f, encoding="utf-8").read())
         refs = set()
-        for m in re.finditer(r"\b((?:crate|super|ferrobloom_core)(?:::\w+)+)", text):
+        for m in re.finditer(r"\b((?:crate|super|ferrobloom_core|ferrobloom_cmd)(?:::\w+)+)", text):
             refs.add(absolute(mod, m.group(1).split("::")))
         # `use super::{a, b}` and `use crate::x::{y, z}`: each name.
-        for m in re.finditer(r"\b(crate|super(?:::super)*|ferrobloom_core)((?:::\w+)*)::\{([^}]*)\}", text):
+        for m in re.finditer(r"\b(crate|super(?:::super)*|ferrobloom_core|ferrobloom_cmd)((?:::\w+)*)::\{([^}]*)\}", text):
             head = m.group(1).split("::") + [p for p in m.group(2).split("::") if p]
             for name in re.findall(r"\b(\w+)", m.group(3)):
                 refs.add(absolute(mod, head + [name]))

@@ -13,7 +13,7 @@ from ._progress import bar
 Filter = Union[BloomFilter, CuckooFilter]
 
 # The server's error texts for a missing key and a key of another type
-# (src/cmd/errors.rs: NOT_FOUND, WRONG_TYPE).
+# (crates/ferrobloom-cmd/src/errors.rs: NOT_FOUND, WRONG_TYPE).
 NOT_FOUND = "ERR not found"
 WRONG_TYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 

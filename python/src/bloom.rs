@@ -5,24 +5,13 @@ use std::sync::{Mutex, MutexGuard};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
-use crate::cmd::bf::parse_reserve;
 use crate::cmd::errors::{self as e, Op};
-use crate::cmd::params::{BloomDefaults, CreateParams};
+use crate::cmd::{create, defaults};
 use crate::shared::{self, lock};
 use crate::{encode, filter_error, for_each_hash_chunk, now_ms};
-use ferrobloom_core::bloom::{BloomChain, BloomError, BloomLayout};
+use ferrobloom_core::bloom::BloomError;
 use ferrobloom_core::dump::{AddResult, SERVER_DEFAULT_LIMITS};
 use ferrobloom_core::filter::BloomFilter as Core;
-use ferrobloom_core::window::Window;
-
-/// The server's defaults for what BF.RESERVE does not say (the `bf-*`
-/// configs' defaults in `src/redis/config.rs`).
-const DEFAULTS: BloomDefaults = BloomDefaults {
-    error: 0.01,
-    capacity: 100,
-    expansion: 2,
-    layout: BloomLayout::Classic,
-};
 
 /// A Bloom filter: scalable or not, any layout (ferrobloom's classic, blocked
 /// or paired, or RedisBloom's), or windowed.
@@ -70,34 +59,6 @@ impl BloomFilter {
     }
 }
 
-/// Creates the filter `BF.RESERVE` creates from these parameters (the
-/// module's `create`, `src/redis/bf.rs`).
-fn create(p: &CreateParams) -> PyResult<Core> {
-    let limits = SERVER_DEFAULT_LIMITS;
-    let f = if let Some(ms) = p.window_ms {
-        Window::new(p.capacity, p.error, p.expansion, p.layout, ms, &limits).map(Core::from)
-    } else if p.layout == BloomLayout::RedisBloom {
-        BloomChain::new_redisbloom(
-            p.capacity,
-            p.error,
-            p.expansion,
-            p.nonscaling_growth,
-            &limits,
-        )
-        .map(Core::from)
-    } else {
-        BloomChain::with_options(p.capacity, p.error, p.expansion, p.layout, p.opts, &limits)
-            .map(Core::from)
-    }
-    .map_err(|err| filter_error(e::bloom(Op::Create, &err).text()))?;
-    if let (Some(n), Some(chain)) = (p.scale_to, f.as_chain()) {
-        chain
-            .scale_to(Some(n), &limits)
-            .map_err(|l| filter_error(e::scale_limit(l).text()))?;
-    }
-    Ok(f)
-}
-
 /// A time given in seconds since the epoch (`None`: now), in milliseconds.
 fn at(as_of: Option<f64>) -> u64 {
     match as_of {
@@ -131,10 +92,10 @@ impl BloomFilter {
         validate_scale_to: Option<&Bound<'_, PyAny>>,
         window: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let mut args: Vec<Vec<u8>> = vec![b"BF.RESERVE".to_vec(), b"key".to_vec()];
+        let mut args: Vec<Vec<u8>> = Vec::new();
         args.push(match error_rate {
             Some(r) => encode(r)?,
-            None => b"0.01".to_vec(),
+            None => defaults::BLOOM.error.to_string().into_bytes(),
         });
         args.push(encode(capacity)?);
         for (name, v) in [
@@ -154,10 +115,8 @@ impl BloomFilter {
             args.push(b"NONSCALING".to_vec());
         }
         let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
-        let p = parse_reserve(&refs.as_slice(), &DEFAULTS).map_err(|c| filter_error(c.text()))?;
-        Ok(BloomFilter {
-            f: Mutex::new(create(&p)?),
-        })
+        let f = create::reserve_bloom(&refs).map_err(|c| filter_error(c.text()))?;
+        Ok(BloomFilter::wrap(f))
     }
 
     /// `BF.ADD`: True if the item is new; raises FilterError with the server's

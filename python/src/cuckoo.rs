@@ -5,23 +5,12 @@ use std::sync::{Mutex, MutexGuard};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::cmd::cf::{parse_reserve, CuckooDefaults};
+use crate::cmd::create;
 use crate::cmd::errors::{self as e, Op};
 use crate::shared::{self, lock};
 use crate::{encode, filter_error, Items};
 use ferrobloom_core::cuckoo::{CuckooError, CuckooFilter as Core};
 use ferrobloom_core::dump::{cuckoo_insert_items, SERVER_DEFAULT_LIMITS};
-
-/// The server's defaults for what CF.RESERVE does not say (the `cf-*`
-/// configs' defaults in `src/redis/config.rs`).
-const DEFAULTS: CuckooDefaults = CuckooDefaults {
-    capacity: 1024,
-    bucket_size: 2,
-    max_iterations: 20,
-    expansion: 1,
-    error: None,
-    redisbloom: false,
-};
 
 /// A cuckoo filter (ferrobloom's layout or RedisBloom's).
 #[pyclass(module = "ferrobloom._ferrobloom")]
@@ -41,7 +30,7 @@ impl CuckooFilter {
     }
 
     /// RedisBloom's per-command check kept for filters of its layout
-    /// (`check_expansions` in `src/redis/cf.rs`).
+    /// (`check_expansions` in `crates/ferrobloom/src/redis/cf.rs`).
     fn check_expansions(&self) -> PyResult<()> {
         let max = SERVER_DEFAULT_LIMITS.max_filters;
         let f = self.g();
@@ -88,8 +77,7 @@ impl CuckooFilter {
         error_rate: Option<&Bound<'_, PyAny>>,
         layout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let mut args: Vec<Vec<u8>> = vec![b"CF.RESERVE".to_vec(), b"key".to_vec()];
-        args.push(encode(capacity)?);
+        let mut args: Vec<Vec<u8>> = vec![encode(capacity)?];
         for (name, v) in [
             (&b"BUCKETSIZE"[..], bucket_size),
             (b"MAXITERATIONS", max_iterations),
@@ -103,9 +91,7 @@ impl CuckooFilter {
             }
         }
         let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
-        let p = parse_reserve(&refs.as_slice(), &DEFAULTS).map_err(|c| filter_error(c.text()))?;
-        let f = Core::new(&p, SERVER_DEFAULT_LIMITS.max_bytes)
-            .map_err(|err| filter_error(e::cuckoo(Op::Create, &err).text()))?;
+        let f = create::reserve_cuckoo(&refs).map_err(|c| filter_error(c.text()))?;
         Ok(CuckooFilter::wrap(f))
     }
 

@@ -1,7 +1,6 @@
 //! `ferrobloom._ferrobloom`: the native part of the Python package. The filters
 //! are `ferrobloom_core`'s, created from the same parameters through the
-//! module's own parsers and error catalogue (`src/cmd`, compiled in here as
-//! well: it needs no Redis), so a local filter takes the server's defaults,
+//! module's own parsers and error catalogue (the `ferrobloom-cmd` crate), so a local filter takes the server's defaults,
 //! limits and error texts, and its dump is the server's SCANDUMP byte for byte.
 //!
 //! Items are encoded as redis-py encodes command arguments (bytes as they
@@ -18,11 +17,9 @@ use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyFloat, PyInt, PyList, PyMemoryView, PyString, PyTuple,
 };
 
-// The module's Redis-free command layer: its parsers and its one error
-// catalogue (`src/cmd/errors.rs`), shared rather than copied.
-#[allow(dead_code, unused_imports, clippy::all)]
-#[path = "../../src/cmd/mod.rs"]
-mod cmd;
+// The Redis-free command layer the module uses too: its parsers, defaults and
+// one error catalogue (`crates/ferrobloom-cmd`), shared rather than copied.
+use ferrobloom_cmd as cmd;
 
 mod bloom;
 mod cuckoo;

@@ -1,5 +1,5 @@
 """Real servers for the Python package's tests, as the Rust integration tests
-start them (tests/common/): throw-away processes on free loopback ports, each
+start them (crates/ferrobloom/tests/common/): throw-away processes on free loopback ports, each
 in its own temporary directory, with the freshly built module.
 
 - The module: ``FERROBLOOM_MODULE`` (a path), else ``libferrobloom.so`` in

@@ -4,8 +4,8 @@
 //! (16-byte items; the plain filter's hashed
 //! [`LOOKAHEAD`](ferrobloom_core::hash::LOOKAHEAD) ahead with its prefetches,
 //! the windowed filter's hashed first and handed to `Window::add_batch` /
-//! `Window::contains_batch`, as `src/redis/window.rs` and
-//! `src/redis/membership.rs` do; no reply encoding, no argument parsing).
+//! `Window::contains_batch`, as `crates/ferrobloom/src/redis/window.rs` and
+//! `crates/ferrobloom/src/redis/membership.rs` do; no reply encoding, no argument parsing).
 //!
 //! Method, per capacity (the server bench's `window` part, in process): the
 //! plain filter gets `capacity` items; the windowed filter (window 60 s, test

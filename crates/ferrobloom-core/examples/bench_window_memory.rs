@@ -52,7 +52,7 @@ use ferrobloom_core::window::Window;
 
 const W: u64 = 60_000;
 /// `--step ms`: the stream's items arrive once per step (100 ms by default;
-/// the server test `tests/bf_window/memory.rs` steps a hundredth of its window).
+/// the server test `crates/ferrobloom/tests/bf_window/memory.rs` steps a hundredth of its window).
 static STEP_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(100);
 
 fn step() -> u64 {

@@ -2,7 +2,7 @@
 
 use super::*;
 
-/// Regression (found by tests/stress/): a header whose item count claims every slot
+/// Regression (found by crates/ferrobloom/tests/stress/): a header whose item count claims every slot
 /// while the tables are empty, then inserts (and a compaction that frees sub-filters):
 /// the encoded header must still decode, or the filter's own RDB payload is refused.
 #[test]

@@ -1,0 +1,290 @@
+//! BF.* argument parsing, with RedisBloom's syntax, defaults and error texts
+//! (<https://redis.io/docs/latest/commands/bf.reserve/>,
+//! <https://redis.io/docs/latest/commands/bf.insert/>), the options read through
+//! the one table of [`super::options`].
+//!
+//! RedisBloom 2.x's own parse (`BFReserve_RedisCommand` and
+//! `BFInsert_RedisCommand` in
+//! <https://github.com/RedisBloom/RedisBloom/blob/v2.8.2/src/rebloom.c>) is
+//! looser than its documentation; for clients ferrobloom follows the
+//! documentation instead: a keyword matches a whole argument (not its first
+//! letter), and only in an option position (not the key or a value); nothing
+//! is read past the last argument; NOCREATE with CAPACITY or ERROR is refused,
+//! as documented; and an explicit EXPANSION wins over a configured default
+//! expansion of 0. What a RedisBloom 2.x primary or AOF wrote is still read as
+//! RedisBloom read it ([`lenient`], for [`Origin::Trusted`]).
+
+use std::ffi::CStr;
+
+use super::errors::{self as e, CmdError};
+use super::lenient::{self, Origin};
+use super::options::{self, BfCommand, Given, RESERVE_MAX_ARGS};
+use super::parse::{is_keyword, parse_f64, parse_i64, scan_options, ArgList, InsertArgs};
+use ferrobloom_core::bloom::{BloomLayout, MAX_CAPACITY, MAX_EXPANSION};
+
+use super::params::{BloomDefaults, CreateParams, MAX_ERROR_RATE};
+
+/// The layout of a new filter: the `LAYOUT` given, else `bf.bf-layout` for a
+/// plain filter and the paired layout for a windowed one (its lookups ask up
+/// to five generations; paired links answer most of them from one cache line
+/// each, see `core::window`). RedisBloom's layout has no windowed filters.
+fn new_layout(
+    given: Option<BloomLayout>,
+    windowed: bool,
+    d: &BloomDefaults,
+) -> Result<BloomLayout, CmdError> {
+    match (given, windowed) {
+        (Some(BloomLayout::RedisBloom), true) => Err(e::WINDOW_LAYOUT.into()),
+        (Some(l), _) => Ok(l),
+        (None, true) => Ok(BloomLayout::Paired),
+        (None, false) => Ok(d.layout),
+    }
+}
+
+fn expansion_for(nonscaling: bool, explicit: Option<u32>, d: &BloomDefaults) -> u32 {
+    if nonscaling {
+        0
+    } else {
+        explicit.unwrap_or(d.expansion)
+    }
+}
+
+/// `BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
+/// [LAYOUT layout] [TIGHTENING ratio] [SEED 32-bytes] [VALIDATESCALETO n]
+/// [WINDOW seconds]`
+pub fn parse_reserve<'a>(
+    args: &impl ArgList<'a>,
+    d: &BloomDefaults,
+) -> Result<CreateParams, CmdError> {
+    reserve_strict(args, d, MAX_ERROR_RATE)
+}
+
+/// BF.RESERVE as its writer meant it (see [`lenient`]): strict for clients;
+/// from the primary or the AOF, ferrobloom's form (it names `LAYOUT`) without
+/// the error-rate cap, or RedisBloom 2.x's.
+pub fn parse_reserve_from<'a>(
+    args: &impl ArgList<'a>,
+    d: &BloomDefaults,
+    origin: Origin,
+) -> Result<CreateParams, CmdError> {
+    let strict = || reserve_strict(args, d, 1.0);
+    match origin {
+        Origin::Client => parse_reserve(args, d),
+        Origin::Trusted if lenient::names_option(args, options::is_own) => {
+            lenient::either(strict, || lenient::bf_reserve(args))
+        }
+        Origin::Trusted => lenient::either(|| lenient::bf_reserve(args), strict),
+    }
+}
+
+/// BF.INSERT as its writer meant it (see [`lenient`]).
+pub fn parse_insert_from<'a>(
+    args: &impl ArgList<'a>,
+    d: &BloomDefaults,
+    origin: Origin,
+) -> Result<InsertArgs<CreateParams>, CmdError> {
+    let strict = || insert_strict(args, d, 1.0);
+    match origin {
+        Origin::Client => parse_insert(args, d),
+        // ferrobloom's own options (e.g. `AT`: a windowed write replicated with the
+        // primary's time; an INSERT into an existing key replicated verbatim with
+        // `SEED`): its own parse first, as for a RESERVE.
+        Origin::Trusted if lenient::names_option(args, options::is_own) => {
+            lenient::either(strict, || lenient::bf_insert(args, d))
+        }
+        Origin::Trusted => lenient::either(|| lenient::bf_insert(args, d), strict),
+    }
+}
+
+/// The strict BF.RESERVE with error rates above `max_error` stored as `max_error`.
+fn reserve_strict<'a>(
+    args: &impl ArgList<'a>,
+    d: &BloomDefaults,
+    max_error: f64,
+) -> Result<CreateParams, CmdError> {
+    let n = args.count();
+    if !(4..=RESERVE_MAX_ARGS).contains(&n) {
+        return Err(CmdError::WrongArity);
+    }
+    let error = args.arg(2).and_then(parse_f64).ok_or(e::BAD_ERROR_RATE)?;
+    if !(error > 0.0 && error < 1.0) {
+        return Err(e::ERROR_RATE_RANGE.into());
+    }
+    let capacity = args.arg(3).and_then(parse_i64).ok_or(e::BAD_CAPACITY)?;
+    if capacity < 1 {
+        return Err(e::CAPACITY_RANGE.into());
+    }
+    if capacity > MAX_CAPACITY as i64 {
+        return Err(e::CAPACITY_TOO_LARGE.into());
+    }
+    // Trusted commands are parsed with no error-rate cap (`max_error` 1).
+    let mut g = Given {
+        replayed: max_error > MAX_ERROR_RATE,
+        ..Given::default()
+    };
+    let mut i = 4;
+    while let Some(a) = args.arg(i) {
+        let o = options::find(BfCommand::Reserve, a).ok_or(e::UNKNOWN_ARGUMENT)?;
+        let v: &[u8] = if o.valued() {
+            let missing = || {
+                o.reserve_missing
+                    .map_or(CmdError::WrongArity, CmdError::from)
+            };
+            args.arg(i + 1).ok_or_else(missing)?
+        } else {
+            &[]
+        };
+        (o.set)(&mut g, BfCommand::Reserve, v)?;
+        i += if o.valued() { 2 } else { 1 };
+    }
+    let explicit = match g.expansion {
+        Some(x) if g.nonscaling && x != 0 => return Err(e::NONSCALING_EXPAND.into()),
+        Some(x) if x < 0 => return Err(e::EXPANSION_RANGE.into()),
+        Some(x) if x > MAX_EXPANSION as i64 => return Err(e::EXPANSION_TOO_LARGE.into()),
+        Some(x) => Some(x as u32),
+        None => None,
+    };
+    let expansion = expansion_for(g.nonscaling, explicit, d);
+    let layout = new_layout(g.layout, g.window_ms.is_some(), d)?;
+    if g.window_ms.is_some() && g.any_valkey() {
+        return Err(e::WINDOW_VALKEY.into());
+    }
+    Ok(CreateParams {
+        error: error.min(max_error),
+        capacity: capacity as u64,
+        expansion,
+        layout,
+        opts: g.chain_options(expansion, layout)?,
+        scale_to: g.scale_to,
+        window_ms: g.window_ms,
+        ..CreateParams::from_defaults(d)
+    })
+}
+
+/// `BF.INSERT key [CAPACITY cap] [ERROR err] [EXPANSION exp] [NOCREATE]
+/// [NONSCALING] [LAYOUT layout] [TIGHTENING ratio] [SEED 32-bytes]
+/// [VALIDATESCALETO n] [WINDOW seconds] ITEMS item [item ...]`
+///
+/// valkey-bloom's TIGHTENING, SEED and VALIDATESCALETO only matter when the
+/// command creates the filter (as CAPACITY and ERROR); with NOCREATE they are
+/// checked and ignored.
+pub fn parse_insert<'a>(
+    args: &impl ArgList<'a>,
+    d: &BloomDefaults,
+) -> Result<InsertArgs<CreateParams>, CmdError> {
+    insert_strict(args, d, MAX_ERROR_RATE)
+}
+
+/// The strict BF.INSERT with error rates above `max_error` stored as `max_error`.
+fn insert_strict<'a>(
+    args: &impl ArgList<'a>,
+    d: &BloomDefaults,
+    max_error: f64,
+) -> Result<InsertArgs<CreateParams>, CmdError> {
+    // Trusted commands are parsed with no error-rate cap (`max_error` 1).
+    let mut g = Given {
+        replayed: max_error > MAX_ERROR_RATE,
+        ..Given::default()
+    };
+    let items_from = scan_options(
+        args,
+        |a| options::find(BfCommand::Insert, a).map(|o| (o, o.valued())),
+        |o, v| (o.set)(&mut g, BfCommand::Insert, v),
+    )?;
+    if g.nocreate && (g.capacity.is_some() || g.error.is_some()) {
+        return Err(e::NOCREATE_WITH_OPTIONS.into());
+    }
+    // BF.INSERT's EXPANSION was checked to be within 0..=MAX_EXPANSION.
+    let explicit = g.expansion.and_then(|x| u32::try_from(x).ok());
+    let expansion = expansion_for(g.nonscaling, explicit, d);
+    if g.nocreate && g.window_ms.is_some() {
+        return Err(e::WINDOW_NOCREATE.into());
+    }
+    let layout = new_layout(g.layout, g.window_ms.is_some(), d)?;
+    let opts = g.chain_options(expansion, layout)?;
+    if g.window_ms.is_some() && g.any_valkey() {
+        return Err(e::WINDOW_VALKEY.into());
+    }
+    let create = (!g.nocreate).then(|| CreateParams {
+        error: g.error.map_or(d.error, |r| r.min(max_error)),
+        capacity: g.capacity.unwrap_or(d.capacity),
+        expansion,
+        layout,
+        opts,
+        scale_to: g.scale_to,
+        window_ms: g.window_ms,
+        ..CreateParams::from_defaults(d)
+    });
+    Ok(InsertArgs {
+        create,
+        items_from,
+        at_ms: g.at_ms,
+    })
+}
+
+/// The single-field form of BF.INFO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InfoField {
+    Capacity,
+    Size,
+    Filters,
+    Items,
+    Expansion,
+    /// valkey-bloom's single fields (never in the default reply).
+    Error,
+    Tightening,
+    MaxScaledCapacity,
+    /// `BF.INFO key WINDOW`: a windowed filter's window in seconds (never in
+    /// the default reply, whose five fields stay RedisBloom's).
+    Window,
+}
+
+impl InfoField {
+    pub const ALL: [InfoField; 5] = [
+        InfoField::Capacity,
+        InfoField::Size,
+        InfoField::Filters,
+        InfoField::Items,
+        InfoField::Expansion,
+    ];
+
+    pub fn parse(a: &[u8]) -> Result<Self, CmdError> {
+        for (f, name) in [
+            (InfoField::Capacity, "CAPACITY"),
+            (InfoField::Size, "SIZE"),
+            (InfoField::Filters, "FILTERS"),
+            (InfoField::Items, "ITEMS"),
+            (InfoField::Expansion, "EXPANSION"),
+            (InfoField::Error, "ERROR"),
+            (InfoField::Tightening, "TIGHTENING"),
+            (InfoField::MaxScaledCapacity, "MAXSCALEDCAPACITY"),
+            (InfoField::Window, "WINDOW"),
+        ] {
+            if is_keyword(a, name) {
+                return Ok(f);
+            }
+        }
+        Err(e::INVALID_INFO_VALUE.into())
+    }
+
+    /// The key text in the reply.
+    pub fn label(self) -> &'static CStr {
+        match self {
+            InfoField::Capacity => c"Capacity",
+            InfoField::Size => c"Size",
+            InfoField::Filters => c"Number of filters",
+            InfoField::Items => c"Number of items inserted",
+            InfoField::Expansion => c"Expansion rate",
+            InfoField::Error => c"Error rate",
+            InfoField::Tightening => c"Tightening ratio",
+            InfoField::MaxScaledCapacity => c"Max scaled capacity",
+            InfoField::Window => c"Window",
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "bf/tests/round_trip.rs"]
+mod round_trip;
+#[cfg(test)]
+mod tests;

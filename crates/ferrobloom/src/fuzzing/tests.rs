@@ -1,0 +1,78 @@
+//! The committed corpus replayed, and the seeds checked.
+
+use super::*;
+use std::path::PathBuf;
+
+fn corpus_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus")
+}
+
+/// Every file of the committed corpus (seeds, minimized finds, regression
+/// inputs) goes through its target again: what the fuzzers found stays fixed.
+#[test]
+fn corpus_replays_without_panics() {
+    // Fewer files than this means the corpus was lost or emptied.
+    const MIN_FILES: usize = 5;
+    for (name, run) in TARGETS {
+        let dir = corpus_dir().join(name);
+        let mut files = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_file() {
+                let data = std::fs::read(&path).unwrap();
+                let r = std::panic::catch_unwind(|| run(&data));
+                assert!(r.is_ok(), "{} panics", path.display());
+                files += 1;
+            }
+        }
+        assert!(
+            files >= MIN_FILES,
+            "{name}: only {files} corpus files replayed from {}",
+            dir.display()
+        );
+    }
+}
+
+/// The seeds are valid encodings: each loads and passes the checks, and the
+/// argument seeds parse.
+#[test]
+fn seeds_load() {
+    let seeds = seeds();
+    for (target, name, data) in &seeds {
+        let (_, run) = TARGETS.iter().find(|(t, _)| t == target).unwrap();
+        run(data);
+        match *target {
+            "rdb_bloom" => {
+                let mut i = Input::new(data);
+                assert!(load_payload::<BloomFilter, _>(&limits(), || i.buffer()).is_ok());
+            }
+            "rdb_cuckoo" => {
+                let mut i = Input::new(data);
+                assert!(load_payload::<CuckooFilter, _>(&limits(), || i.buffer()).is_ok());
+            }
+            _ => {}
+        }
+        assert!(!name.is_empty());
+    }
+    for t in [
+        "rdb_bloom",
+        "rdb_cuckoo",
+        "bloom_chunks",
+        "cuckoo_chunks",
+        "rdb_redisbloom",
+    ] {
+        assert!(seeds.iter().filter(|s| s.0 == t).count() >= 5, "{t}");
+    }
+}
+
+/// Writes the seeds into `fuzz/corpus/<target>/` (run by hand:
+/// `cargo test --release --lib write_seed_corpus -- --ignored`).
+#[test]
+#[ignore]
+fn write_seed_corpus() {
+    for (target, name, data) in seeds() {
+        let dir = corpus_dir().join(target);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), data).unwrap();
+    }
+}

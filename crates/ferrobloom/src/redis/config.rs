@@ -1,0 +1,744 @@
+//! Module configuration: load-time arguments and run-time configs.
+//!
+//! Redis 7.0 and Valkey name module configs `<module>.<name>`, so RedisBloom 8's
+//! `bf-error-rate` is `bf.bf-error-rate` there (CONFIG GET/SET, or a line in
+//! redis.conf after `loadmodule`). On servers with unprefixed module configs
+//! (Redis 8+), RedisBloom 8's eight settings are registered as RedisBloom 8
+//! registers them, unprefixed (`bf-error-rate`), with `bf.bf-error-rate` as an
+//! alias of the same setting (Redis 8's `name|alias`), RedisBloom 8's ranges
+//! and defaults ([`REDISBLOOM8`]); ferrobloom's own settings keep their `bf.` names. Load-time arguments are RedisBloom's:
+//! `ERROR_RATE`, `INITIAL_SIZE`, `CF_MAX_EXPANSIONS` or their 8.x names, in pairs,
+//! case-insensitive; they set the initial values of the configs. Anything else
+//! (an unknown name, an odd count, a bad or out-of-range value) refuses the load:
+//! unlike CONFIG SET, module arguments bypass the server's range checks.
+
+use std::ffi::{c_char, c_int, c_longlong, c_void, CStr, CString};
+use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU64, Ordering::Relaxed};
+
+use redis_module::raw;
+
+use super::ffi::{api, log, str_bytes};
+use super::server::unprefixed_configs;
+use crate::cmd::cf::CuckooDefaults;
+use crate::cmd::defaults::{BLOOM, CUCKOO};
+use crate::cmd::params::{BloomDefaults, MAX_ERROR_RATE};
+use crate::cmd::parse::{parse_f64, parse_i64};
+use ferrobloom_core::bloom::{BloomLayout, Limits, MAX_CAPACITY, MAX_EXPANSION, MAX_LINKS_CEILING};
+use ferrobloom_core::dump::SERVER_DEFAULT_LIMITS;
+
+/// A numeric config: its value and its Redis-enforced range.
+pub struct Numeric {
+    pub name: &'static CStr,
+    value: AtomicI64,
+    min: i64,
+    max: i64,
+    memory: bool,
+    /// RedisBloom 8's upper bound where it is above ferrobloom's (`cf-max-expansions`):
+    /// under the unprefixed names, values up to it are accepted and stored as
+    /// `max` (as RedisBloom stores error rates above 0.25 as 0.25).
+    redisbloom_max: i64,
+}
+
+impl Numeric {
+    const fn new(name: &'static CStr, default: i64, min: i64, max: i64) -> Self {
+        Numeric {
+            name,
+            value: AtomicI64::new(default),
+            min,
+            max,
+            memory: false,
+            redisbloom_max: max,
+        }
+    }
+    pub fn get(&self) -> i64 {
+        self.value.load(Relaxed)
+    }
+    fn set(&self, v: i64) {
+        self.value.store(v, Relaxed);
+    }
+}
+
+pub static BF_INITIAL_SIZE: Numeric = Numeric::new(
+    c"bf-initial-size",
+    BLOOM.capacity as i64,
+    1,
+    MAX_CAPACITY as i64,
+);
+pub static BF_EXPANSION: Numeric = Numeric::new(
+    c"bf-expansion-factor",
+    BLOOM.expansion as i64,
+    0,
+    MAX_EXPANSION as i64,
+);
+pub static BF_MAX_LINKS: Numeric = Numeric::new(
+    c"bf-max-links",
+    SERVER_DEFAULT_LIMITS.max_links as i64,
+    1,
+    MAX_LINKS_CEILING as i64,
+);
+pub static CF_BUCKET_SIZE: Numeric =
+    Numeric::new(c"cf-bucket-size", CUCKOO.bucket_size as i64, 1, 255);
+pub static CF_INITIAL_SIZE: Numeric = Numeric::new(
+    c"cf-initial-size",
+    CUCKOO.capacity as i64,
+    4,
+    MAX_CAPACITY as i64,
+);
+pub static CF_MAX_ITERATIONS: Numeric =
+    Numeric::new(c"cf-max-iterations", CUCKOO.max_iterations as i64, 1, 65535);
+pub static CF_EXPANSION: Numeric = Numeric::new(
+    c"cf-expansion-factor",
+    CUCKOO.expansion as i64,
+    0,
+    MAX_EXPANSION as i64,
+);
+/// At most 4096: a lookup probes every sub-filter (two buckets each), about 4-16 ns a
+/// sub-filter when the tables are cached and up to ~0.1 µs when not, so one lookup stays
+/// under about 1 ms even for the largest filter (RedisBloom allows 65536).
+pub static CF_MAX_EXPANSIONS: Numeric = Numeric {
+    redisbloom_max: 65536,
+    ..Numeric::new(
+        c"cf-max-expansions",
+        SERVER_DEFAULT_LIMITS.max_filters as i64,
+        1,
+        4096,
+    )
+};
+
+/// RedisBloom 8's settings (its `src/config.c`: registered with
+/// `REDISMODULE_CONFIG_UNPREFIXED`, defaults 0.01, 100, 2, 2, 1024, 20, 1, 32 and
+/// ranges (0, 1) capped at 0.25, [1, 2^30], [0, 32768], [1, 255], [4, 2^30],
+/// [1, 65535], [0, 32768], [1, 65536]: ferrobloom's, but for `cf-max-expansions`,
+/// whose values above 4096 are stored as 4096). On servers with unprefixed
+/// module configs these are their primary names, `bf.<name>` their alias.
+pub const REDISBLOOM8: [&str; 8] = [
+    "bf-error-rate",
+    "bf-initial-size",
+    "bf-expansion-factor",
+    "cf-bucket-size",
+    "cf-initial-size",
+    "cf-max-iterations",
+    "cf-expansion-factor",
+    "cf-max-expansions",
+];
+
+/// The name a config is registered under and the flag that goes with it:
+/// `bf-error-rate|bf.bf-error-rate` unprefixed for RedisBloom 8's settings on
+/// servers that have unprefixed configs, else the plain name (prefixed `bf.`
+/// by the server).
+fn registered_name(name: &CStr) -> (CString, u32) {
+    let plain = name.to_string_lossy();
+    if unprefixed_configs() && REDISBLOOM8.contains(&plain.as_ref()) {
+        if let Ok(both) = CString::new(format!("{plain}|bf.{plain}")) {
+            return (both, raw::REDISMODULE_CONFIG_UNPREFIXED);
+        }
+    }
+    (name.to_owned(), 0)
+}
+/// Per-filter memory cap in bytes (a memory config: accepts `4gb` and the like).
+pub static MAX_FILTER_MEMORY: Numeric = Numeric {
+    memory: true,
+    ..Numeric::new(
+        c"max-filter-memory",
+        SERVER_DEFAULT_LIMITS.max_bytes as i64,
+        4096,
+        i64::MAX,
+    )
+};
+
+/// Longest item any command accepts, in bytes (a memory config).
+pub static MAX_ITEM_SIZE: Numeric = Numeric {
+    memory: true,
+    ..Numeric::new(c"max-item-size", 1 << 20, 1, 512 << 20)
+};
+
+/// Most bytes one BF.MERGE may touch (the sources' bit arrays plus the
+/// result's; a memory config). The default keeps the worst case under 100 ms of
+/// server time: see docs/performance.md, "BF.MERGE".
+pub static MERGE_MAX_BYTES: Numeric = Numeric {
+    memory: true,
+    ..Numeric::new(c"merge-max-bytes", 64 << 20, 1, i64::MAX)
+};
+
+/// Most bytes a BF.MERGE may touch; none for trusted writes (replication and
+/// AOF replay apply what the primary accepted).
+pub fn merge_max_bytes(trusted: bool) -> u64 {
+    if trusted {
+        u64::MAX
+    } else {
+        MERGE_MAX_BYTES.get() as u64
+    }
+}
+
+static NUMERICS: [&Numeric; 11] = [
+    &BF_INITIAL_SIZE,
+    &BF_EXPANSION,
+    &BF_MAX_LINKS,
+    &CF_BUCKET_SIZE,
+    &CF_INITIAL_SIZE,
+    &CF_MAX_ITERATIONS,
+    &CF_EXPANSION,
+    &CF_MAX_EXPANSIONS,
+    &MAX_FILTER_MEMORY,
+    &MAX_ITEM_SIZE,
+    &MERGE_MAX_BYTES,
+];
+
+/// A floating-point config, registered as a string config (module configs have
+/// no floating type). Values are in (0, 1), above `clamp` stored as `clamp`;
+/// `zero_ok` also admits 0 (meaning "not set").
+pub struct Float {
+    pub name: &'static CStr,
+    bits: AtomicU64,
+    /// The string CONFIG GET shows; owned by us (Redis copies it).
+    text: AtomicPtr<raw::RedisModuleString>,
+    clamp: f64,
+    zero_ok: bool,
+}
+
+impl Float {
+    const fn new(name: &'static CStr, default_bits: u64, clamp: f64, zero_ok: bool) -> Self {
+        Float {
+            name,
+            bits: AtomicU64::new(default_bits),
+            text: AtomicPtr::new(std::ptr::null_mut()),
+            clamp,
+            zero_ok,
+        }
+    }
+
+    pub fn get(&self) -> f64 {
+        f64::from_bits(self.bits.load(Relaxed))
+    }
+
+    /// Parses and validates a value (the clamp applies).
+    fn parse(&self, b: &[u8]) -> Option<f64> {
+        parse_f64(b)
+            .filter(|v| (*v > 0.0 || (self.zero_ok && *v == 0.0)) && *v < 1.0)
+            .map(|v| v.min(self.clamp))
+    }
+
+    fn store(&self, v: f64) {
+        self.bits.store(v.to_bits(), Relaxed);
+        let text = short_float(v);
+        if let (Some(create), Some(free)) =
+            (api!(RedisModule_CreateString), api!(RedisModule_FreeString))
+        {
+            // SAFETY: a null context creates a string we own.
+            let s = unsafe {
+                create(
+                    std::ptr::null_mut(),
+                    text.as_ptr() as *const c_char,
+                    text.len(),
+                )
+            };
+            let old = self.text.swap(s, Relaxed);
+            if !old.is_null() {
+                // SAFETY: created by us above, no longer referenced.
+                unsafe { free(std::ptr::null_mut(), old) };
+            }
+        }
+    }
+}
+
+/// The shortest text that reads back as `v`, without 300 digits for tiny
+/// values (`1e-300`, `0.01`).
+pub fn short_float(v: f64) -> String {
+    if v == 0.0 || v >= 1e-4 {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// Why a parsed error rate cannot serve as a default: every auto-created
+/// filter would fail. `None` when it can.
+fn unusable_rate(f: &Float, v: f64) -> Option<String> {
+    let name = f.name.to_string_lossy();
+    if std::ptr::eq(f, &BF_ERROR_RATE) {
+        // A scaling filter's first link has half the rate (the stricter case).
+        if ferrobloom_core::bloom::LinkShape::new(1, v * 0.5).is_err() {
+            return Some(format!(
+                "Value for `{name}` is too small: a filter would need more than {} hash functions",
+                ferrobloom_core::bloom::MAX_HASHES
+            ));
+        }
+    } else if v > 0.0 {
+        let b = CF_BUCKET_SIZE.get().clamp(1, 255) as u8;
+        if ferrobloom_core::cuckoo::fp_bits_for_error(v, b).is_none() {
+            return Some(format!(
+                "Value for `{name}` is too small even for 32-bit fingerprints at bucket size {b}"
+            ));
+        }
+    }
+    None
+}
+
+/// Default error rate of auto-created Bloom filters.
+pub static BF_ERROR_RATE: Float = Float::new(
+    c"bf-error-rate",
+    BLOOM.error.to_bits(),
+    MAX_ERROR_RATE,
+    false,
+);
+/// Default error rate of cuckoo filters; 0 = RedisBloom's 8-bit fingerprints.
+pub static CF_ERROR_RATE: Float = Float::new(
+    c"cf-error-rate",
+    match CUCKOO.error {
+        Some(e) => e.to_bits(),
+        None => 0,
+    },
+    1.0,
+    true,
+);
+static FLOATS: [&Float; 2] = [&BF_ERROR_RATE, &CF_ERROR_RATE];
+
+pub fn bf_error_rate() -> f64 {
+    BF_ERROR_RATE.get()
+}
+
+/// `bf.bf-layout`: the bit layout of new Bloom filters (an enum config; the
+/// value is the layout's header code).
+static BF_LAYOUT: AtomicI64 = AtomicI64::new(LAYOUT_DEFAULT.code() as i64);
+const LAYOUT_DEFAULT: BloomLayout = BLOOM.layout;
+
+pub fn bf_layout() -> BloomLayout {
+    BloomLayout::from_code(BF_LAYOUT.load(Relaxed) as u8).unwrap_or(LAYOUT_DEFAULT)
+}
+
+/// Defaults for BF commands that do not say.
+pub fn bloom_defaults() -> BloomDefaults {
+    BloomDefaults {
+        error: bf_error_rate(),
+        capacity: BF_INITIAL_SIZE.get() as u64,
+        expansion: BF_EXPANSION.get() as u32,
+        layout: bf_layout(),
+    }
+}
+
+/// Defaults for CF commands that do not say.
+pub fn cuckoo_defaults() -> CuckooDefaults {
+    let e = CF_ERROR_RATE.get();
+    CuckooDefaults {
+        capacity: CF_INITIAL_SIZE.get() as u64,
+        bucket_size: CF_BUCKET_SIZE.get() as u8,
+        max_iterations: CF_MAX_ITERATIONS.get() as u16,
+        expansion: CF_EXPANSION.get() as u32,
+        error: (e > 0.0).then_some(e),
+        redisbloom: CF_LAYOUT.load(Relaxed) == CF_LAYOUT_REDISBLOOM,
+    }
+}
+
+/// Longest accepted item; none for trusted writes (loading, replication), so a
+/// lowered limit never refuses what the primary or the AOF already accepted.
+pub fn max_item_bytes(trusted: bool) -> u64 {
+    if trusted {
+        u64::MAX
+    } else {
+        MAX_ITEM_SIZE.get() as u64
+    }
+}
+
+/// Per-filter memory cap in bytes; none for trusted writes (see `Ctx::trusted`).
+pub fn max_filter_bytes(trusted: bool) -> u64 {
+    if trusted {
+        u64::MAX
+    } else {
+        MAX_FILTER_MEMORY.get() as u64
+    }
+}
+
+/// Per-filter bounds: the configured ones for client commands, only the hard
+/// ceilings for trusted writes (loading, replication stream).
+pub fn bloom_limits(trusted: bool) -> Limits {
+    Limits {
+        max_bytes: max_filter_bytes(trusted),
+        max_links: if trusted {
+            MAX_LINKS_CEILING
+        } else {
+            BF_MAX_LINKS.get() as u32
+        },
+        max_filters: cf_max_filters(trusted),
+    }
+}
+
+/// Most sub-filters a cuckoo filter may grow to (the core's own ceiling still
+/// applies to trusted writes).
+pub fn cf_max_filters(trusted: bool) -> u32 {
+    if trusted {
+        u32::MAX
+    } else {
+        CF_MAX_EXPANSIONS.get() as u32
+    }
+}
+
+fn config_error(err: *mut *mut raw::RedisModuleString, msg: &str) -> c_int {
+    if !err.is_null() {
+        if let Some(create) = api!(RedisModule_CreateString) {
+            // SAFETY: Redis takes ownership of the error string.
+            unsafe {
+                *err = create(
+                    std::ptr::null_mut(),
+                    msg.as_ptr() as *const c_char,
+                    msg.len(),
+                )
+            };
+        }
+    }
+    raw::REDISMODULE_ERR as c_int
+}
+
+extern "C" fn get_numeric(_name: *const c_char, privdata: *mut c_void) -> c_longlong {
+    // SAFETY: privdata is one of the static Numerics.
+    match unsafe { (privdata as *const Numeric).as_ref() } {
+        Some(n) => n.get(),
+        None => 0,
+    }
+}
+
+extern "C" fn set_numeric(
+    _name: *const c_char,
+    val: c_longlong,
+    privdata: *mut c_void,
+    err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    // SAFETY: privdata is one of the static Numerics.
+    match unsafe { (privdata as *const Numeric).as_ref() } {
+        Some(n) if (n.min..=n.max).contains(&val) => {
+            n.set(val);
+            raw::REDISMODULE_OK as c_int
+        }
+        Some(n) if val > n.max && val <= n.redisbloom_max && unprefixed_configs() => {
+            n.set(n.max);
+            raw::REDISMODULE_OK as c_int
+        }
+        Some(n) => config_error(
+            err,
+            &format!(
+                "Value for `{}` must be in the range [{}, {}]",
+                n.name.to_string_lossy(),
+                n.min,
+                n.max
+            ),
+        ),
+        None => config_error(err, "unknown config"),
+    }
+}
+
+extern "C" fn get_float(
+    _name: *const c_char,
+    privdata: *mut c_void,
+) -> *mut raw::RedisModuleString {
+    // SAFETY: privdata is one of the static Floats.
+    match unsafe { (privdata as *const Float).as_ref() } {
+        Some(f) => f.text.load(Relaxed),
+        None => std::ptr::null_mut(),
+    }
+}
+
+extern "C" fn set_float(
+    _name: *const c_char,
+    val: *mut raw::RedisModuleString,
+    privdata: *mut c_void,
+    err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    // SAFETY: privdata is one of the static Floats.
+    let Some(f) = (unsafe { (privdata as *const Float).as_ref() }) else {
+        return config_error(err, "unknown config");
+    };
+    let bytes = str_bytes(val);
+    let name = f.name.to_string_lossy();
+    if parse_f64(bytes).is_none() {
+        return config_error(err, &format!("Invalid value for `{name}`"));
+    }
+    match f.parse(bytes) {
+        Some(v) => {
+            if let Some(why) = unusable_rate(f, v) {
+                return config_error(err, &why);
+            }
+            f.store(v);
+            raw::REDISMODULE_OK as c_int
+        }
+        None => config_error(
+            err,
+            &format!(
+                "Value for `{name}` must be in the range {}0.000000, 1.000000)",
+                if f.zero_ok { "[" } else { "(" }
+            ),
+        ),
+    }
+}
+
+/// `bf.cf-layout`: `ferrobloom` (0) or `redisbloom` (1) for new cuckoo filters.
+static CF_LAYOUT: AtomicI64 = AtomicI64::new(CUCKOO.redisbloom as i64);
+const CF_LAYOUT_REDISBLOOM: i64 = 1;
+
+extern "C" fn get_cf_layout(_name: *const c_char, _privdata: *mut c_void) -> c_int {
+    CF_LAYOUT.load(Relaxed) as c_int
+}
+
+extern "C" fn set_cf_layout(
+    _name: *const c_char,
+    val: c_int,
+    _privdata: *mut c_void,
+    err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    if val == 0 || i64::from(val) == CF_LAYOUT_REDISBLOOM {
+        CF_LAYOUT.store(i64::from(val), Relaxed);
+        raw::REDISMODULE_OK as c_int
+    } else {
+        config_error(err, "Invalid value for `cf-layout`")
+    }
+}
+
+extern "C" fn get_layout(_name: *const c_char, _privdata: *mut c_void) -> c_int {
+    BF_LAYOUT.load(Relaxed) as c_int
+}
+
+extern "C" fn set_layout(
+    _name: *const c_char,
+    val: c_int,
+    _privdata: *mut c_void,
+    err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    // Redis only passes values from the registered list; check anyway.
+    match u8::try_from(val).ok().and_then(BloomLayout::from_code) {
+        Some(l) => {
+            BF_LAYOUT.store(i64::from(l.code()), Relaxed);
+            raw::REDISMODULE_OK as c_int
+        }
+        None => config_error(err, "Invalid value for `bf-layout`"),
+    }
+}
+
+type EnumGet = extern "C" fn(*const c_char, *mut c_void) -> c_int;
+type EnumSet =
+    extern "C" fn(*const c_char, c_int, *mut c_void, *mut *mut raw::RedisModuleString) -> c_int;
+
+/// Registers an enum config (`values`: name and value of each choice).
+fn register_enum(
+    ctx: *mut raw::RedisModuleCtx,
+    name: &CStr,
+    default: c_int,
+    values: &[(&CStr, u8)],
+    (get, set): (EnumGet, EnumSet),
+) -> Result<(), String> {
+    let Some(reg_enum) = api!(RedisModule_RegisterEnumConfig) else {
+        return Err("this Redis has no module configuration API (needs 7.0+)".into());
+    };
+    let names: Vec<*const c_char> = values.iter().map(|(n, _)| n.as_ptr()).collect();
+    let codes: Vec<c_int> = values.iter().map(|(_, v)| c_int::from(*v)).collect();
+    // SAFETY: valid load context; Redis copies the names; the arrays outlive the call.
+    let rc = unsafe {
+        reg_enum(
+            ctx,
+            name.as_ptr(),
+            default,
+            raw::REDISMODULE_CONFIG_DEFAULT,
+            names.as_ptr() as *mut *const c_char,
+            codes.as_ptr(),
+            names.len() as c_int,
+            Some(get),
+            Some(set),
+            None,
+            std::ptr::null_mut(),
+        )
+    };
+    if rc != raw::REDISMODULE_OK as c_int {
+        return Err(format!(
+            "could not register config {}",
+            name.to_string_lossy()
+        ));
+    }
+    Ok(())
+}
+
+/// Applies RedisBloom's load-time arguments. Returns an error message that
+/// refuses the load.
+pub fn apply_module_args(args: &[&[u8]]) -> Result<(), String> {
+    let args = match args {
+        [b""] => &[][..],
+        a => a,
+    };
+    if args.len() % 2 != 0 {
+        return Err("module arguments must come in name/value pairs".into());
+    }
+    for pair in args.chunks(2) {
+        let (name, value) = match pair {
+            [n, v] => (*n, *v),
+            _ => continue,
+        };
+        let lname = String::from_utf8_lossy(name).to_ascii_lowercase();
+        let bad = || {
+            format!(
+                "bad value for module argument {lname}: {}",
+                String::from_utf8_lossy(value)
+            )
+        };
+        match lname.as_str() {
+            "error_rate" | "bf-error-rate" => {
+                let v = BF_ERROR_RATE.parse(value).ok_or_else(bad)?;
+                BF_ERROR_RATE.bits.store(v.to_bits(), Relaxed);
+            }
+            "initial_size" | "bf-initial-size" => {
+                set_checked(&BF_INITIAL_SIZE, value).ok_or_else(bad)?
+            }
+            "cf_max_expansions" | "cf-max-expansions" => {
+                set_checked(&CF_MAX_EXPANSIONS, value).ok_or_else(bad)?
+            }
+            "merge-max-bytes" => set_checked(&MERGE_MAX_BYTES, value).ok_or_else(bad)?,
+            _ => return Err(format!("unknown module argument: {lname}")),
+        }
+    }
+    Ok(())
+}
+
+fn set_checked(n: &Numeric, value: &[u8]) -> Option<()> {
+    let v = parse_i64(value).filter(|v| (n.min..=n.max).contains(v))?;
+    n.set(v);
+    Some(())
+}
+
+/// Registers every config (with the current values, which module arguments may
+/// have set, as defaults) and applies the `bf.*` lines of redis.conf.
+pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
+    let (Some(reg_num), Some(reg_str)) = (
+        api!(RedisModule_RegisterNumericConfig),
+        api!(RedisModule_RegisterStringConfig),
+    ) else {
+        return Err("this Redis has no module configuration API (needs 7.0+)".into());
+    };
+    for n in NUMERICS {
+        let (name, unprefixed) = registered_name(n.name);
+        let flags = if n.memory {
+            raw::REDISMODULE_CONFIG_MEMORY
+        } else {
+            raw::REDISMODULE_CONFIG_DEFAULT
+        };
+        let max = if unprefixed != 0 {
+            n.max.max(n.redisbloom_max)
+        } else {
+            n.max
+        };
+        // SAFETY: valid load context; privdata is a static; Redis copies the name.
+        let rc = unsafe {
+            reg_num(
+                ctx,
+                name.as_ptr(),
+                n.get(),
+                flags | unprefixed,
+                n.min,
+                max,
+                Some(get_numeric),
+                Some(set_numeric),
+                None,
+                n as &Numeric as *const Numeric as *mut c_void,
+            )
+        };
+        if rc != raw::REDISMODULE_OK as c_int {
+            return Err(format!(
+                "could not register config {}",
+                n.name.to_string_lossy()
+            ));
+        }
+    }
+    for f in FLOATS {
+        let (name, unprefixed) = registered_name(f.name);
+        let current = format!("{}\0", f.get());
+        f.store(f.get());
+        // SAFETY: valid load context; NUL-terminated default; privdata is a static.
+        let rc = unsafe {
+            reg_str(
+                ctx,
+                name.as_ptr(),
+                current.as_ptr() as *const c_char,
+                raw::REDISMODULE_CONFIG_DEFAULT | unprefixed,
+                Some(get_float),
+                Some(set_float),
+                None,
+                f as *const Float as *mut c_void,
+            )
+        };
+        if rc != raw::REDISMODULE_OK as c_int {
+            return Err(format!(
+                "could not register config {}",
+                f.name.to_string_lossy()
+            ));
+        }
+    }
+    register_enum(
+        ctx,
+        c"bf-layout",
+        get_layout(std::ptr::null(), std::ptr::null_mut()),
+        &[
+            (c"classic", BloomLayout::Classic.code()),
+            (c"blocked", BloomLayout::Blocked.code()),
+            (c"paired", BloomLayout::Paired.code()),
+            (c"redisbloom", BloomLayout::RedisBloom.code()),
+        ],
+        (get_layout, set_layout),
+    )?;
+    register_enum(
+        ctx,
+        c"cf-layout",
+        0,
+        &[
+            (c"ferrobloom", 0),
+            (c"redisbloom", CF_LAYOUT_REDISBLOOM as u8),
+        ],
+        (get_cf_layout, set_cf_layout),
+    )?;
+    if let Some(load) = api!(RedisModule_LoadConfigs) {
+        // SAFETY: valid load context.
+        if unsafe { load(ctx) } != raw::REDISMODULE_OK as c_int {
+            return Err("could not apply the module's configs from redis.conf".into());
+        }
+    }
+    log(
+        ctx,
+        c"notice",
+        &format!(
+            "ferrobloom configs: bf-layout {} bf-error-rate {} bf-initial-size {} bf-expansion-factor {} bf-max-links {} max-filter-memory {} max-item-size {} merge-max-bytes {} cf-max-expansions {} cf-error-rate {}",
+            bf_layout().name(),
+            bf_error_rate(),
+            BF_INITIAL_SIZE.get(),
+            BF_EXPANSION.get(),
+            BF_MAX_LINKS.get(),
+            MAX_FILTER_MEMORY.get(),
+            MAX_ITEM_SIZE.get(),
+            MERGE_MAX_BYTES.get(),
+            CF_MAX_EXPANSIONS.get(),
+            CF_ERROR_RATE.get()
+        ),
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_args_are_validated() {
+        assert!(apply_module_args(&[]).is_ok());
+        assert!(apply_module_args(&[b""]).is_ok());
+        assert!(apply_module_args(&[b"ERROR_RATE"]).is_err());
+        assert!(apply_module_args(&[b"NOPE", b"1"]).is_err());
+        assert!(apply_module_args(&[b"INITIAL_SIZE", b"0"]).is_err());
+        assert!(apply_module_args(&[b"INITIAL_SIZE", b"1073741825"]).is_err());
+        assert!(apply_module_args(&[b"ERROR_RATE", b"1"]).is_err());
+        assert!(apply_module_args(&[b"CF_MAX_EXPANSIONS", b"0"]).is_err());
+        assert!(apply_module_args(&[b"error_rate", b"0.5", b"bf-initial-size", b"1000"]).is_ok());
+        assert_eq!(bf_error_rate(), 0.25, "clamped like RedisBloom");
+        assert_eq!(BF_INITIAL_SIZE.get(), 1000);
+        assert!(apply_module_args(&[b"ERROR_RATE", b"0.01", b"INITIAL_SIZE", b"100"]).is_ok());
+        assert!(apply_module_args(&[b"merge-max-bytes", b"0"]).is_err());
+        assert!(apply_module_args(&[b"MERGE-MAX-BYTES", b"-5"]).is_err());
+        assert!(apply_module_args(&[b"merge-max-bytes", b"1gb"]).is_err());
+        assert!(apply_module_args(&[b"merge-max-bytes", b"1048576"]).is_ok());
+        assert_eq!(merge_max_bytes(false), 1 << 20);
+        assert_eq!(merge_max_bytes(true), u64::MAX);
+        assert!(apply_module_args(&[b"merge-max-bytes", b"67108864"]).is_ok());
+        assert_eq!(bloom_defaults().error, 0.01);
+    }
+}
