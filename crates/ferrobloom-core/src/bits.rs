@@ -10,6 +10,8 @@
 
 use std::alloc::Layout;
 
+use crate::relocate::Pass;
+
 #[cfg(not(target_endian = "little"))]
 compile_error!("ferrobloom's byte views of bit arrays assume a little-endian target");
 
@@ -149,6 +151,11 @@ impl Written {
         }
         let chunks: u64 = self.bits.iter().map(|w| u64::from(w.count_ones())).sum();
         chunks.saturating_mul(WRITTEN_CHUNK as u64).min(len as u64)
+    }
+
+    /// Offers the map's block to a relocation pass (one block number).
+    pub(crate) fn relocate_blocks(&mut self, pass: &mut Pass) {
+        pass.vec(&mut self.bits);
     }
 
     /// The map's heap block, for memory accounting (see `Words::heap_block`).
@@ -414,6 +421,15 @@ impl Words {
                 std::mem::align_of::<Line>(),
             )
         })
+    }
+
+    /// Block numbers [`relocate_blocks`](Self::relocate_blocks) takes: the lines and the map.
+    pub const BLOCKS: u64 = 2;
+
+    /// Offers the lines and the written-chunk map to a relocation pass.
+    pub fn relocate_blocks(&mut self, pass: &mut Pass) {
+        pass.boxed_slice(&mut self.lines);
+        self.written.relocate_blocks(pass);
     }
 
     /// The written-chunk map's heap block, for memory accounting.

@@ -26,8 +26,9 @@
 //! `Limits::max_bytes` (measured as BF.INFO's `Size`). Reaching a bound is an error
 //! reply, never a slow or broken filter.
 
-use super::bits::{AllocError, LINE_BITS};
+use super::bits::{AllocError, Words, LINE_BITS};
 use super::hash::{HashScheme, ItemHash, LOOKAHEAD};
+use super::relocate::Pass;
 
 mod batch;
 mod encoding;
@@ -700,6 +701,22 @@ impl BloomChain {
                 f(p, n, a);
             }
         }
+    }
+
+    /// Block numbers [`relocate_blocks`](Self::relocate_blocks) takes (`crate::relocate`).
+    pub fn block_count(&self) -> u64 {
+        1 + Words::BLOCKS * self.links.len() as u64
+    }
+
+    /// Offers every heap block to a relocation pass: the link list, then each
+    /// link's bits and written-chunk map (active defragmentation).
+    pub fn relocate_blocks(&mut self, pass: &mut Pass) {
+        pass.vec(&mut self.links);
+        pass.items(
+            &mut self.links,
+            |_| Words::BLOCKS,
+            |p, l| l.words.relocate_blocks(p),
+        );
     }
 
     /// A fallible deep copy (for COPY).

@@ -24,6 +24,10 @@ mod fixture_tests;
 pub mod hash;
 pub mod payload;
 pub mod rdb;
+pub mod relocate;
+#[cfg(test)]
+#[path = "tests/relocate.rs"]
+mod relocate_tests;
 #[cfg(test)]
 #[path = "tests/readers.rs"]
 mod reader_tests;

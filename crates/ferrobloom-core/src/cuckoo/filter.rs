@@ -340,6 +340,27 @@ impl CuckooFilter {
         }
     }
 
+    /// Block numbers [`relocate_blocks`](Self::relocate_blocks) takes.
+    pub fn block_count(&self) -> u64 {
+        2 + 2 * self.subs.len() as u64
+    }
+
+    /// Offers every heap block to a relocation pass (active defragmentation,
+    /// `crate::relocate`): the sub-filter list, each table and its
+    /// written-chunk map, the open walks.
+    pub fn relocate_blocks(&mut self, pass: &mut crate::relocate::Pass) {
+        pass.vec(&mut self.subs);
+        pass.items(
+            &mut self.subs,
+            |_| 2,
+            |p, s| {
+                p.vec(&mut s.data);
+                s.written.relocate_blocks(p)
+            },
+        );
+        pass.vec(&mut self.walks);
+    }
+
     /// Whether an incremental compaction pass is under way.
     pub fn compaction_in_progress(&self) -> bool {
         self.cursor.is_some()

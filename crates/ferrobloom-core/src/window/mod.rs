@@ -122,6 +122,7 @@ use super::bloom::{
     LINK_OVERHEAD, MAX_CAPACITY, MAX_EXPANSION, MAX_LINKS_CEILING,
 };
 use super::hash::{HashScheme, ItemHash};
+use super::relocate::Pass;
 use std::cell::Cell;
 
 /// Magic bytes that open a windowed filter's header.
@@ -639,6 +640,29 @@ impl Window {
         for g in &self.gens {
             g.chain.heap_blocks(f);
         }
+    }
+
+    /// Block numbers [`relocate_blocks`](Self::relocate_blocks) takes.
+    pub fn block_count(&self) -> u64 {
+        let chains = self.gens.iter().map(|g| &g.chain).chain(&self.retired);
+        3 + chains.map(BloomChain::block_count).sum::<u64>()
+    }
+
+    /// Offers every heap block to a relocation pass: the generation list and
+    /// each generation's chain, the dropped generations not yet taken, and
+    /// the sizing cache (see `crate::relocate`).
+    pub fn relocate_blocks(&mut self, pass: &mut Pass) {
+        pass.vec(&mut self.gens);
+        pass.items(
+            &mut self.gens,
+            |g| g.chain.block_count(),
+            |p, g| g.chain.relocate_blocks(p),
+        );
+        pass.vec(&mut self.retired);
+        pass.items(&mut self.retired, BloomChain::block_count, |p, c| {
+            c.relocate_blocks(p)
+        });
+        self.shapes.relocate_blocks(pass);
     }
 
     /// A fallible deep copy (COPY).

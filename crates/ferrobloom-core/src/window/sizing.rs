@@ -87,6 +87,13 @@ pub(super) struct SizeCache {
     limit: Cell<Option<(LimitKey, (f64, f64))>>,
 }
 
+impl SizeCache {
+    /// Offers the templates' block to a relocation pass (one block number).
+    pub(super) fn relocate_blocks(&mut self, pass: &mut crate::relocate::Pass) {
+        pass.vec(self.templates.get_mut());
+    }
+}
+
 /// The generation, how many generations are held and the oldest's index.
 type LimitKey = (u64, usize, u64);
 

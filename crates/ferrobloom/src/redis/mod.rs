@@ -9,6 +9,7 @@ pub mod cf;
 pub mod commands;
 pub mod config;
 pub mod ctx;
+pub mod defrag;
 pub mod ffi;
 pub mod guard;
 pub mod handler;
