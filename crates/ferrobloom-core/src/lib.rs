@@ -27,6 +27,10 @@ pub mod rdb;
 #[cfg(test)]
 #[path = "tests/readers.rs"]
 mod reader_tests;
+pub mod relocate;
+#[cfg(test)]
+#[path = "tests/relocate.rs"]
+mod relocate_tests;
 #[cfg(test)]
 #[path = "tests/roundtrip.rs"]
 mod roundtrip_tests;

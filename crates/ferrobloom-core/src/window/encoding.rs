@@ -39,7 +39,10 @@ impl Window {
     /// newest change's time, and live at that time), `+8` length `n` (u32) of
     /// the next field, `+12` the generation's links as a plain `FBbf` version-1
     /// header of `n` bytes (documented on `BloomChain::encode_header`; its
-    /// expansion field is `max(expansion, 1)`).
+    /// expansion field is `max(expansion, 1)`). The reader also takes a
+    /// version-2 plain header (valkey-bloom's options), which no command has
+    /// ever written for a generation: windows refuse those options, and their
+    /// generations are created without them.
     ///
     /// Times are absolute, so a filter loaded after its window has passed answers
     /// as empty. The data chunks that follow (RDB buffers, SCANDUMP chunks, AOF

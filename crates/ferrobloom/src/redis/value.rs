@@ -7,6 +7,7 @@ use super::stats::{Figures, Gauges, BLOOM_GAUGES, CUCKOO_GAUGES};
 use ferrobloom_core::cuckoo::CuckooFilter;
 use ferrobloom_core::filter::BloomFilter;
 use ferrobloom_core::payload::Payload;
+use ferrobloom_core::relocate::Pass;
 
 /// What the data-type callbacks need from a filter (loading is [`Payload`],
 /// and so is the clock rule after a load: `Payload::anchor_clock`, the core's,
@@ -22,6 +23,11 @@ pub trait FilterValue: Payload {
     fn mem_usage(&self) -> usize;
     /// Every heap block besides the value itself (see `BloomFilter::heap_blocks`).
     fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize, usize));
+    /// The blocks a relocation pass numbers (about the allocations besides
+    /// the value itself).
+    fn block_count(&self) -> u64;
+    /// Offers every heap block to a relocation pass (active defragmentation).
+    fn relocate_blocks(&mut self, pass: &mut Pass);
     fn try_clone(&self) -> Option<Self>;
     /// Its contribution to the `INFO bf` gauges.
     fn figures(&self) -> Figures;
@@ -53,6 +59,12 @@ impl FilterValue for BloomFilter {
     fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize, usize)) {
         BloomFilter::heap_blocks(self, f)
     }
+    fn block_count(&self) -> u64 {
+        BloomFilter::block_count(self)
+    }
+    fn relocate_blocks(&mut self, pass: &mut Pass) {
+        BloomFilter::relocate_blocks(self, pass)
+    }
     fn try_clone(&self) -> Option<Self> {
         BloomFilter::try_clone(self).ok()
     }
@@ -83,6 +95,12 @@ impl FilterValue for CuckooFilter {
     }
     fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize, usize)) {
         CuckooFilter::heap_blocks(self, f)
+    }
+    fn block_count(&self) -> u64 {
+        CuckooFilter::block_count(self)
+    }
+    fn relocate_blocks(&mut self, pass: &mut Pass) {
+        CuckooFilter::relocate_blocks(self, pass)
     }
     fn try_clone(&self) -> Option<Self> {
         CuckooFilter::try_clone(self, u64::MAX).ok()

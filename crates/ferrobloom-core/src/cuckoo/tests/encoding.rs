@@ -332,6 +332,9 @@ fn a_copy_copies_only_what_was_written() {
 fn walks_are_refused_once_fingerprints_moved() {
     let mut f = CuckooFilter::new(&params(64, 2, 2, 8), NOCAP).unwrap();
     let mut i = 0u64;
+    // A walk begun before any move hands out position iterators.
+    let (plain, _) = f.walk_chunk(1).unwrap().unwrap();
+    assert_eq!(plain as u64 & WALK_FLAG, 0);
     // Fill until the first kick-out (a move).
     while f.moves == 0 {
         f.insert(&hash_item(&key(1, i)), 32, NOCAP).unwrap();
@@ -339,8 +342,13 @@ fn walks_are_refused_once_fingerprints_moved() {
     }
     let (next, _) = f.walk_chunk(1).unwrap().unwrap();
     assert_ne!(next as u64 & WALK_FLAG, 0);
-    // A position iterator is a walk begun at move count 0: refused now.
-    assert_eq!(f.walk_chunk(2), Err(CuckooError::BadChunk("rearranged")));
+    // That walk's position iterator (or any other position) may be a walk
+    // begun before the move: refused now.
+    assert_eq!(
+        f.walk_chunk(plain),
+        Err(CuckooError::BadChunk("unknown walk"))
+    );
+    assert_eq!(f.walk_chunk(2), Err(CuckooError::BadChunk("unknown walk")));
     // A walk with no move in between is exact.
     let (_, hdr) = f.walk_chunk(0).unwrap().unwrap();
     let mut g = CuckooFilter::from_header(&hdr, NOCAP).unwrap();
