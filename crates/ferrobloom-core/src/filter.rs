@@ -138,6 +138,13 @@ impl BloomFilter {
         each_kind!(self, k => k.window_of())
     }
 
+    /// Whether its answers depend on the time: reads need a
+    /// [`read_mark`](Self::read_mark) of the clock (a windowed filter); for
+    /// any other filter the clock need not be read.
+    pub fn is_timed(&self) -> bool {
+        each_kind!(self, k => k.timed())
+    }
+
     /// Links in use (a window: over all its generations).
     pub fn link_count(&self) -> usize {
         each_kind!(self, k => k.parts_count())

@@ -190,6 +190,17 @@ pub(crate) trait BloomKind:
     fn window_of(&self) -> Option<u64> {
         None
     }
+    /// Its RDB scheme word with ferrobloom's header (`crate::payload`'s
+    /// `SCHEME_*`; a RedisBloom chain writes `SCHEME_REDISBLOOM` instead).
+    fn scheme_word(&self) -> u64 {
+        crate::payload::SCHEME_NATIVE
+    }
+    /// Whether its answers depend on the time (its reads take a
+    /// [`read_mark`](FilterKind::read_mark) of the clock, its writes a time
+    /// that a server replicates with them).
+    fn timed(&self) -> bool {
+        false
+    }
     /// SCANDUMP data for a position iterator `iter >= 1`.
     fn position_chunk(&self, iter: i64) -> Option<(i64, &[u8])>;
     /// SCANDUMP data for `iter >= 1` on a live filter (the server's
@@ -413,6 +424,12 @@ impl BloomKind for Window {
     }
     fn window_of(&self) -> Option<u64> {
         Some(self.window_ms())
+    }
+    fn timed(&self) -> bool {
+        true
+    }
+    fn scheme_word(&self) -> u64 {
+        crate::payload::SCHEME_WINDOWED
     }
     fn position_chunk(&self, iter: i64) -> Option<(i64, &[u8])> {
         self.scandump_chunk(iter)

@@ -6,7 +6,8 @@
 
 use super::bloom::{Limits, SCANDUMP_CHUNK};
 use super::cuckoo::CuckooFilter;
-use super::filter::BloomFilter;
+use super::filter::{each_kind, BloomFilter};
+use super::kind::BloomKind;
 pub use super::rdb::RdbRead;
 
 /// Which header format a payload carries.
@@ -20,8 +21,24 @@ pub enum HeaderFormat {
     RedisBloom,
 }
 
+/// The scheme word of RDB encoding version 6 (written before the buffers):
+/// ferrobloom's own header and hashing.
+pub const SCHEME_NATIVE: u64 = 0;
+/// RedisBloom's header and hashing (a filter migrated from RedisBloom).
+pub const SCHEME_REDISBLOOM: u64 = 1;
+/// A windowed Bloom filter (header `FBbw`, `crate::window`): added without a
+/// new RDB encoding version, so plain filters keep their payloads byte for
+/// byte and an older module refuses a windowed payload cleanly ("unknown hash
+/// scheme 2") instead of refusing every payload of a new version.
+pub const SCHEME_WINDOWED: u64 = 2;
+
 /// A filter that can be rebuilt from a header and its data chunks.
 pub trait Payload: Sized {
+    /// Its RDB scheme word (`SCHEME_*`).
+    fn rdb_scheme(&self) -> u64;
+    /// The header format a payload of scheme word `scheme` carries, `None`
+    /// for a scheme this type has no kind of (refused: "unknown hash scheme").
+    fn scheme_format(scheme: u64) -> Option<HeaderFormat>;
     /// Validates a header completely and allocates the zeroed filter it
     /// describes, within `limits` (Cuckoo filters use `limits.max_bytes` only).
     fn from_header(bytes: &[u8], limits: &Limits, format: HeaderFormat) -> Result<Self, String>;
@@ -49,6 +66,20 @@ pub trait Payload: Sized {
 }
 
 impl Payload for BloomFilter {
+    fn rdb_scheme(&self) -> u64 {
+        if self.is_redisbloom() {
+            SCHEME_REDISBLOOM
+        } else {
+            each_kind!(self, k => k.scheme_word())
+        }
+    }
+    fn scheme_format(scheme: u64) -> Option<HeaderFormat> {
+        match scheme {
+            SCHEME_NATIVE | SCHEME_WINDOWED => Some(HeaderFormat::Native),
+            SCHEME_REDISBLOOM => Some(HeaderFormat::RedisBloom),
+            _ => None,
+        }
+    }
     fn from_header(bytes: &[u8], limits: &Limits, format: HeaderFormat) -> Result<Self, String> {
         match format {
             HeaderFormat::Any => BloomFilter::from_header(bytes, limits),
@@ -86,6 +117,20 @@ impl Payload for BloomFilter {
 }
 
 impl Payload for CuckooFilter {
+    fn rdb_scheme(&self) -> u64 {
+        if self.is_redisbloom() {
+            SCHEME_REDISBLOOM
+        } else {
+            SCHEME_NATIVE
+        }
+    }
+    fn scheme_format(scheme: u64) -> Option<HeaderFormat> {
+        match scheme {
+            SCHEME_NATIVE => Some(HeaderFormat::Native),
+            SCHEME_REDISBLOOM => Some(HeaderFormat::RedisBloom),
+            _ => None,
+        }
+    }
     fn from_header(bytes: &[u8], limits: &Limits, format: HeaderFormat) -> Result<Self, String> {
         let (max, filters) = (limits.max_bytes, limits.max_filters);
         match format {

@@ -253,8 +253,8 @@ fn info_value(ctx: Ctx, c: &BloomFilter, f: InfoField) {
         InfoField::Size => ctx.reply_count(c.mem_usage()),
         InfoField::Filters => ctx.reply_count(c.link_count() as u64),
         InfoField::Items => ctx.reply_count(live_items(c)),
-        InfoField::Window => match c.as_window() {
-            Some(w) => ctx.reply_double(w.window_ms() as f64 / 1000.0),
+        InfoField::Window => match c.window_ms() {
+            Some(ms) => ctx.reply_double(ms as f64 / 1000.0),
             None => ctx.reply_null(),
         },
         InfoField::Expansion => match c.expansion() {
@@ -283,7 +283,7 @@ pub fn info(ctx: Ctx, args: Args) -> CmdResult {
         // valkey-bloom's growth fields describe a scaling chain: not a
         // non-scaling filter's, nor a windowed one's (its window sizes it).
         if matches!(f, InfoField::Tightening | InfoField::MaxScaledCapacity)
-            && (c.expansion().is_none() || c.as_window().is_some())
+            && (c.expansion().is_none() || c.window_ms().is_some())
         {
             return Err(e::INVALID_INFO_VALUE.into());
         }
@@ -307,10 +307,7 @@ pub fn info(ctx: Ctx, args: Args) -> CmdResult {
 /// Items within the live window of a windowed filter (by this server's
 /// clock), or all items of a plain one.
 fn live_items(c: &BloomFilter) -> u64 {
-    match c {
-        BloomFilter::Window(w) => w.items_at(window::now_ms()),
-        BloomFilter::Chain(c) => c.items(),
-    }
+    c.live_items(if c.is_timed() { window::now_ms() } else { 0 })
 }
 
 /// BF.CARD key

@@ -25,11 +25,6 @@ pub trait FilterValue: Payload {
     fn figures(&self) -> Figures;
     /// The gauges of its type.
     fn gauges() -> &'static Gauges;
-    /// Whether the type has windowed values (RDB scheme 2).
-    const WINDOWED: bool = false;
-    fn is_windowed(&self) -> bool {
-        false
-    }
     /// After a load: a windowed filter's time goes on from its newest change
     /// if that lies ahead of the server clock `now` (`Window::anchor`).
     fn anchor_clock(&mut self, _now: u64) {}
@@ -38,10 +33,6 @@ pub trait FilterValue: Payload {
 impl FilterValue for BloomFilter {
     const TYPE_NAME: &'static CStr = c"MBbloom--";
     const LOADCHUNK: &'static CStr = c"BF.LOADCHUNK";
-    const WINDOWED: bool = true;
-    fn is_windowed(&self) -> bool {
-        self.as_window().is_some()
-    }
     fn anchor_clock(&mut self, now: u64) {
         if let Some(w) = self.as_window_mut() {
             w.anchor(now);
