@@ -199,13 +199,7 @@ impl BloomFilter {
 
     /// `BF.INFO`'s fields, under the server's names.
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("Capacity", self.g().capacity())?;
-        d.set_item("Size", self.g().mem_usage())?;
-        d.set_item("Number of filters", self.g().link_count())?;
-        d.set_item("Number of items inserted", self.items())?;
-        d.set_item("Expansion rate", self.g().expansion())?;
-        Ok(d)
+        shared::info_dict(py, crate::cmd::info::BF_INFO, &*self.g())
     }
 
     /// The error rate the filter was created with (`BF.INFO key ERROR`).

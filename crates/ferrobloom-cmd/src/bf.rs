@@ -14,12 +14,10 @@
 //! expansion of 0. What a RedisBloom 2.x primary or AOF wrote is still read as
 //! RedisBloom read it ([`lenient`], for [`Origin::Trusted`]).
 
-use std::ffi::CStr;
-
 use super::errors::{self as e, CmdError};
 use super::lenient::{self, Origin};
 use super::options::{self, BfCommand, Given, RESERVE_MAX_ARGS};
-use super::parse::{is_keyword, parse_f64, parse_i64, scan_options, ArgList, InsertArgs};
+use super::parse::{parse_f64, parse_i64, scan_options, ArgList, InsertArgs};
 use ferrobloom_core::bloom::{BloomLayout, MAX_CAPACITY, MAX_EXPANSION};
 
 use super::params::{BloomDefaults, CreateParams, MAX_ERROR_RATE};
@@ -220,67 +218,6 @@ fn insert_strict<'a>(
         items_from,
         at_ms: g.at_ms,
     })
-}
-
-/// The single-field form of BF.INFO.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InfoField {
-    Capacity,
-    Size,
-    Filters,
-    Items,
-    Expansion,
-    /// valkey-bloom's single fields (never in the default reply).
-    Error,
-    Tightening,
-    MaxScaledCapacity,
-    /// `BF.INFO key WINDOW`: a windowed filter's window in seconds (never in
-    /// the default reply, whose five fields stay RedisBloom's).
-    Window,
-}
-
-impl InfoField {
-    pub const ALL: [InfoField; 5] = [
-        InfoField::Capacity,
-        InfoField::Size,
-        InfoField::Filters,
-        InfoField::Items,
-        InfoField::Expansion,
-    ];
-
-    pub fn parse(a: &[u8]) -> Result<Self, CmdError> {
-        for (f, name) in [
-            (InfoField::Capacity, "CAPACITY"),
-            (InfoField::Size, "SIZE"),
-            (InfoField::Filters, "FILTERS"),
-            (InfoField::Items, "ITEMS"),
-            (InfoField::Expansion, "EXPANSION"),
-            (InfoField::Error, "ERROR"),
-            (InfoField::Tightening, "TIGHTENING"),
-            (InfoField::MaxScaledCapacity, "MAXSCALEDCAPACITY"),
-            (InfoField::Window, "WINDOW"),
-        ] {
-            if is_keyword(a, name) {
-                return Ok(f);
-            }
-        }
-        Err(e::INVALID_INFO_VALUE.into())
-    }
-
-    /// The key text in the reply.
-    pub fn label(self) -> &'static CStr {
-        match self {
-            InfoField::Capacity => c"Capacity",
-            InfoField::Size => c"Size",
-            InfoField::Filters => c"Number of filters",
-            InfoField::Items => c"Number of items inserted",
-            InfoField::Expansion => c"Expansion rate",
-            InfoField::Error => c"Error rate",
-            InfoField::Tightening => c"Tightening ratio",
-            InfoField::MaxScaledCapacity => c"Max scaled capacity",
-            InfoField::Window => c"Window",
-        }
-    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ pub mod create;
 pub mod defaults;
 pub mod errors;
 pub mod format;
+pub mod info;
 pub mod lenient;
 pub mod merge;
 pub mod options;

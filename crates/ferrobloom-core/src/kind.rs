@@ -24,6 +24,9 @@ use crate::cuckoo::{CuckooError, CuckooFilter, CuckooHash};
 use crate::hash::{HashAhead, HashScheme, ItemHash, LOOKAHEAD};
 use crate::window::Window;
 
+/// A live SCANDUMP chunk (`(next iterator, data)`), `Ok(None)` past the end.
+pub(crate) type Walked<'a, E> = Result<Option<(i64, Cow<'a, [u8]>)>, E>;
+
 /// What every filter kind does (see the module doc).
 pub(crate) trait FilterKind: Sized {
     /// An item's hash under the kind's scheme.
@@ -154,7 +157,7 @@ pub(crate) trait FilterKind: Sized {
     /// LOADCHUNK data at iterator `iter >= 1`.
     fn load_at(&mut self, iter: i64, data: &[u8]) -> Result<(), Self::Error>;
     /// SCANDUMP data for `iter >= 1` on a live filter; `Ok(None)` past the end.
-    fn walk(&self, iter: i64) -> Result<Option<(i64, Cow<'_, [u8]>)>, Self::Error>;
+    fn walk(&self, iter: i64) -> Walked<'_, Self::Error>;
 
     /// The reply of `SCANDUMP key iter`: the header at 0, else the live walk's
     /// chunk at the server's iterators; `None` past the end or refused.
@@ -305,7 +308,7 @@ impl FilterKind for BloomChain {
     fn load_at(&mut self, iter: i64, data: &[u8]) -> Result<(), BloomError> {
         self.load_chunk(iter, data)
     }
-    fn walk(&self, iter: i64) -> Result<Option<(i64, Cow<'_, [u8]>)>, BloomError> {
+    fn walk(&self, iter: i64) -> Walked<'_, BloomError> {
         borrowed(self.live_chunk(iter))
     }
 }
@@ -401,7 +404,7 @@ impl FilterKind for Window {
     fn load_at(&mut self, iter: i64, data: &[u8]) -> Result<(), BloomError> {
         self.load_chunk(iter, data)
     }
-    fn walk(&self, iter: i64) -> Result<Option<(i64, Cow<'_, [u8]>)>, BloomError> {
+    fn walk(&self, iter: i64) -> Walked<'_, BloomError> {
         borrowed(self.live_chunk(iter))
     }
 }
@@ -453,10 +456,7 @@ impl BloomKind for Window {
     }
 }
 
-/// A Bloom kind's live chunk as [`FilterKind::walk`] gives it.
-type Walked<'a> = Result<Option<(i64, Cow<'a, [u8]>)>, BloomError>;
-
-fn borrowed(c: Result<Option<(i64, &[u8])>, BloomError>) -> Walked<'_> {
+fn borrowed(c: Result<Option<(i64, &[u8])>, BloomError>) -> Walked<'_, BloomError> {
     c.map(|o| o.map(|(n, d)| (n, Cow::Borrowed(d))))
 }
 
@@ -528,7 +528,7 @@ impl FilterKind for CuckooFilter {
     }
     /// The server's iterators (they carry the filter's move count once
     /// fingerprints moved).
-    fn walk(&self, iter: i64) -> Result<Option<(i64, Cow<'_, [u8]>)>, CuckooError> {
+    fn walk(&self, iter: i64) -> Walked<'_, CuckooError> {
         self.walk_chunk(iter)
     }
 }

@@ -8,6 +8,7 @@ use std::ptr::null_mut;
 
 use redis_module::raw;
 
+use crate::cmd::info::BF_INFO;
 use crate::cmd::options::{BfCommand, BfOption, ValueType, BF_OPTIONS};
 
 /// How a command uses its key (key spec flags).
@@ -37,6 +38,9 @@ pub(super) enum Kind {
     /// Stands for the documented options of the command, one argument each,
     /// in the option table's order (`crate::cmd::options::BF_OPTIONS`).
     BfOptions(BfCommand),
+    /// Stands for BF.INFO's fields, one token each, in the INFO table's order
+    /// (`crate::cmd::info::BF_INFO`).
+    BfInfoFields,
 }
 
 pub(super) const fn arg(name: &'static CStr, kind: Kind) -> Arg {
@@ -105,6 +109,33 @@ pub(super) const BF_RESERVE_OPTIONS: Arg = bf_options(BfCommand::Reserve);
 /// BF.INSERT's options (before `ITEMS`).
 pub(super) const BF_INSERT_OPTIONS: Arg = bf_options(BfCommand::Insert);
 
+/// BF.INFO's single fields (the alternatives of its `single_value`).
+pub(super) const BF_INFO_FIELDS: Arg = Arg {
+    name: c"",
+    kind: Kind::BfInfoFields,
+    token: None,
+    flags: 0,
+    sub: &[],
+};
+
+/// The COMMAND DOCS token of an INFO field (leaked once at load).
+fn info_field_token(keyword: &str) -> Arg {
+    let leak = |s: String| -> &'static CStr {
+        Box::leak(
+            std::ffi::CString::new(s)
+                .unwrap_or_default()
+                .into_boxed_c_str(),
+        )
+    };
+    Arg {
+        flags: 0,
+        ..token(
+            leak(keyword.to_ascii_lowercase()),
+            leak(keyword.to_string()),
+        )
+    }
+}
+
 const fn bf_options(cmd: BfCommand) -> Arg {
     Arg {
         name: c"",
@@ -148,6 +179,11 @@ pub(super) fn build_args(defs: &[Arg]) -> *mut raw::RedisModuleCommandArg {
                     v.push(raw_arg(&bf_option(o), &mut keys));
                 }
             }
+            Kind::BfInfoFields => {
+                for f in BF_INFO {
+                    v.push(raw_arg(&info_field_token(f.keyword), &mut keys));
+                }
+            }
         }
     }
     // SAFETY: the terminator is all zeros.
@@ -163,7 +199,9 @@ fn raw_arg(d: &Arg, keys: &mut c_int) -> raw::RedisModuleCommandArg {
     a.type_ = match d.kind {
         Kind::Type(t) => t,
         // Expanded by build_args; never documented as such.
-        Kind::BfOptions(_) => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_BLOCK,
+        Kind::BfOptions(_) | Kind::BfInfoFields => {
+            raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_BLOCK
+        }
     };
     a.key_spec_index = if a.type_ == KEY_TYPE {
         *keys += 1;

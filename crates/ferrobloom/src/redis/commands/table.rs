@@ -181,45 +181,7 @@ pub(super) static SPECS: &[Spec] = &[
                 kind: ONEOF,
                 token: None,
                 flags: OPTIONAL,
-                sub: &[
-                    Arg {
-                        flags: 0,
-                        ..token(c"capacity", c"CAPACITY")
-                    },
-                    Arg {
-                        flags: 0,
-                        ..token(c"size", c"SIZE")
-                    },
-                    Arg {
-                        flags: 0,
-                        ..token(c"filters", c"FILTERS")
-                    },
-                    Arg {
-                        flags: 0,
-                        ..token(c"items", c"ITEMS")
-                    },
-                    Arg {
-                        flags: 0,
-                        ..token(c"expansion", c"EXPANSION")
-                    },
-                    // ferrobloom's and valkey-bloom's single fields.
-                    Arg {
-                        flags: 0,
-                        ..token(c"error", c"ERROR")
-                    },
-                    Arg {
-                        flags: 0,
-                        ..token(c"tightening", c"TIGHTENING")
-                    },
-                    Arg {
-                        flags: 0,
-                        ..token(c"maxscaledcapacity", c"MAXSCALEDCAPACITY")
-                    },
-                    Arg {
-                        flags: 0,
-                        ..token(c"window", c"WINDOW")
-                    },
-                ],
+                sub: &[BF_INFO_FIELDS],
             },
         ],
     },
