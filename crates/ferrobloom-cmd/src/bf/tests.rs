@@ -483,13 +483,17 @@ fn valkey_bloom_options() {
 
 #[test]
 fn info_fields() {
-    assert_eq!(InfoField::parse(b"capacity"), Ok(InfoField::Capacity));
-    assert_eq!(InfoField::parse(b"ITEMS"), Ok(InfoField::Items));
+    use crate::info::find_bf;
+    assert_eq!(find_bf(b"capacity").map(|f| f.label), Ok(c"Capacity"));
     assert_eq!(
-        InfoField::parse(b"CAP").unwrap_err().text(),
-        "Invalid information value"
+        find_bf(b"ITEMS").map(|f| f.label),
+        Ok(c"Number of items inserted")
     );
-    assert_eq!(InfoField::Filters.label(), c"Number of filters");
+    assert_eq!(
+        find_bf(b"CAP").err().as_ref().map(CmdError::text),
+        Some("Invalid information value")
+    );
+    assert_eq!(find_bf(b"filters").map(|f| f.label), Ok(c"Number of filters"));
 }
 
 #[test]
