@@ -47,6 +47,16 @@ fn expansion_for(nonscaling: bool, explicit: Option<u32>, d: &BloomDefaults) -> 
     }
 }
 
+/// The largest error rate a creation from `origin` records: a client's is
+/// capped at [`MAX_ERROR_RATE`] (as RedisBloom), a replayed one never (it was
+/// capped where it was first given, if at all).
+fn max_error(origin: Origin) -> f64 {
+    match origin {
+        Origin::Client => MAX_ERROR_RATE,
+        Origin::Trusted => 1.0,
+    }
+}
+
 /// `BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
 /// [LAYOUT layout] [TIGHTENING ratio] [SEED 32-bytes] [VALIDATESCALETO n]
 /// [WINDOW seconds]`
@@ -54,7 +64,7 @@ pub fn parse_reserve<'a>(
     args: &impl ArgList<'a>,
     d: &BloomDefaults,
 ) -> Result<CreateParams, CmdError> {
-    reserve_strict(args, d, MAX_ERROR_RATE)
+    reserve_strict(args, d, Origin::Client)
 }
 
 /// BF.RESERVE as its writer meant it (see [`lenient`]): strict for clients;
@@ -65,7 +75,7 @@ pub fn parse_reserve_from<'a>(
     d: &BloomDefaults,
     origin: Origin,
 ) -> Result<CreateParams, CmdError> {
-    let strict = || reserve_strict(args, d, 1.0);
+    let strict = || reserve_strict(args, d, Origin::Trusted);
     match origin {
         Origin::Client => parse_reserve(args, d),
         Origin::Trusted if lenient::names_option(args, options::is_own) => {
@@ -81,7 +91,7 @@ pub fn parse_insert_from<'a>(
     d: &BloomDefaults,
     origin: Origin,
 ) -> Result<InsertArgs<CreateParams>, CmdError> {
-    let strict = || insert_strict(args, d, 1.0);
+    let strict = || insert_strict(args, d, Origin::Trusted);
     match origin {
         Origin::Client => parse_insert(args, d),
         // ferrobloom's own options (e.g. `AT`: a windowed write replicated with the
@@ -94,11 +104,12 @@ pub fn parse_insert_from<'a>(
     }
 }
 
-/// The strict BF.RESERVE with error rates above `max_error` stored as `max_error`.
+/// The strict BF.RESERVE as `origin` wrote it: a client's error rates above
+/// [`MAX_ERROR_RATE`] are stored as that; the primary's or the AOF's are not capped.
 fn reserve_strict<'a>(
     args: &impl ArgList<'a>,
     d: &BloomDefaults,
-    max_error: f64,
+    origin: Origin,
 ) -> Result<CreateParams, CmdError> {
     let n = args.count();
     if !(4..=RESERVE_MAX_ARGS).contains(&n) {
@@ -115,9 +126,9 @@ fn reserve_strict<'a>(
     if capacity > MAX_CAPACITY as i64 {
         return Err(e::CAPACITY_TOO_LARGE.into());
     }
-    // Trusted commands are parsed with no error-rate cap (`max_error` 1).
+    let max_error = max_error(origin);
     let mut g = Given {
-        replayed: max_error > MAX_ERROR_RATE,
+        replayed: origin == Origin::Trusted,
         ..Given::default()
     };
     let mut i = 4;
@@ -170,18 +181,19 @@ pub fn parse_insert<'a>(
     args: &impl ArgList<'a>,
     d: &BloomDefaults,
 ) -> Result<InsertArgs<CreateParams>, CmdError> {
-    insert_strict(args, d, MAX_ERROR_RATE)
+    insert_strict(args, d, Origin::Client)
 }
 
-/// The strict BF.INSERT with error rates above `max_error` stored as `max_error`.
+/// The strict BF.INSERT as `origin` wrote it: a client's error rates above
+/// [`MAX_ERROR_RATE`] are stored as that; the primary's or the AOF's are not capped.
 fn insert_strict<'a>(
     args: &impl ArgList<'a>,
     d: &BloomDefaults,
-    max_error: f64,
+    origin: Origin,
 ) -> Result<InsertArgs<CreateParams>, CmdError> {
-    // Trusted commands are parsed with no error-rate cap (`max_error` 1).
+    let max_error = max_error(origin);
     let mut g = Given {
-        replayed: max_error > MAX_ERROR_RATE,
+        replayed: origin == Origin::Trusted,
         ..Given::default()
     };
     let items_from = scan_options(

@@ -493,7 +493,10 @@ fn info_fields() {
         find_bf(b"CAP").err().as_ref().map(CmdError::text),
         Some("Invalid information value")
     );
-    assert_eq!(find_bf(b"filters").map(|f| f.label), Ok(c"Number of filters"));
+    assert_eq!(
+        find_bf(b"filters").map(|f| f.label),
+        Ok(c"Number of filters")
+    );
 }
 
 #[test]
