@@ -12,6 +12,7 @@
 
 pub mod bf;
 pub mod cf;
+pub mod cf_options;
 pub mod create;
 pub mod defaults;
 pub mod errors;

@@ -133,6 +133,10 @@ pub struct BfOption {
     /// `ERR no expansion`); `None`: wrong arity. BF.INSERT always answers
     /// wrong arity.
     pub reserve_missing: Option<&'static str>,
+    /// The keyword argument of a binding's constructor (`BF.RESERVE`'s
+    /// options; `None` where the constructor has none): the Python package's
+    /// keywords (and its command line's `--options`) are checked against it.
+    pub binding: Option<&'static str>,
     /// Checks the value (empty for a flag) and records it.
     pub set: fn(&mut Given, BfCommand, &[u8]) -> Result<(), CmdError>,
     /// The option in a replicated BF.RESERVE: `None` to leave it out, else its
@@ -184,6 +188,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::RedisBloom,
         documented: true,
         reserve_missing: None,
+        binding: None,
         set: |g, _, v| {
             let c = parse_i64(v)
                 .ok_or(e::INSERT_BAD_CAPACITY)
@@ -202,6 +207,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::RedisBloom,
         documented: true,
         reserve_missing: None,
+        binding: None,
         set: |g, _, v| {
             g.error = Some(open_unit(
                 v,
@@ -221,6 +227,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::RedisBloom,
         documented: true,
         reserve_missing: Some(e::NO_EXPANSION),
+        binding: Some("expansion"),
         set: |g, cmd, v| {
             g.expansion = Some(match cmd {
                 BfCommand::Reserve => parse_i64(v).ok_or(e::BAD_EXPANSION)?,
@@ -241,6 +248,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::RedisBloom,
         documented: true,
         reserve_missing: None,
+        binding: None,
         set: |g, _, _| {
             g.nocreate = true;
             Ok(())
@@ -256,6 +264,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::RedisBloom,
         documented: true,
         reserve_missing: None,
+        binding: Some("nonscaling"),
         set: |g, _, _| {
             g.nonscaling = true;
             Ok(())
@@ -271,6 +280,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::Ferrobloom,
         documented: true,
         reserve_missing: Some(e::BAD_LAYOUT),
+        binding: Some("layout"),
         set: |g, _, v| {
             g.layout = Some(BloomLayout::from_name(v).ok_or(e::BAD_LAYOUT)?);
             Ok(())
@@ -287,6 +297,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::ValkeyBloom,
         documented: true,
         reserve_missing: None,
+        binding: Some("tightening"),
         set: |g, _, v| {
             g.tightening = Some(open_unit(v, e::BAD_TIGHTENING, e::TIGHTENING_RANGE)?);
             Ok(())
@@ -305,6 +316,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::ValkeyBloom,
         documented: true,
         reserve_missing: None,
+        binding: Some("seed"),
         set: |g, _, v| {
             // Twice is refused, as WINDOW twice: the seed fixes the filter's
             // hashing for good, so a second one is a mistake, not an override.
@@ -325,6 +337,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::ValkeyBloom,
         documented: true,
         reserve_missing: None,
+        binding: Some("validate_scale_to"),
         set: |g, _, v| {
             g.scale_to = Some(match parse_i64(v) {
                 Some(0) => return Err(e::SCALE_TO_ZERO.into()),
@@ -345,6 +358,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::Ferrobloom,
         documented: true,
         reserve_missing: Some(e::WINDOW_BAD),
+        binding: Some("window"),
         set: |g, _, v| {
             if g.window_ms.is_some() {
                 return Err(e::WINDOW_TWICE.into());
@@ -363,6 +377,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::Ferrobloom,
         documented: false,
         reserve_missing: None,
+        binding: None,
         set: |g, _, v| {
             let t = parse_i64(v).filter(|t| *t >= 0).ok_or(e::WINDOW_AT)?;
             g.at_ms = Some(t as u64);

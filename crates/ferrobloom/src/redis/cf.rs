@@ -38,31 +38,11 @@ fn create(ctx: Ctx, key: &mut Key, p: &CuckooParams) -> CmdResult {
     }
 }
 
-/// Replicates the creation of a filter with every parameter spelled out.
+/// Replicates the creation of a filter with every parameter spelled out
+/// (the arguments: `cf_options::reserve_args`).
 fn replicate_reserve(ctx: Ctx, key: *mut redis_module::raw::RedisModuleString, p: &CuckooParams) {
-    let cap = p.capacity.to_string();
-    let bs = p.bucket_size.to_string();
-    let mi = p.max_iterations.to_string();
-    let ex = p.expansion.to_string();
-    let err = p.error_rate.map(|r| format!("{r}"));
-    let layout: &[u8] = if p.redisbloom {
-        b"redisbloom"
-    } else {
-        b"ferrobloom"
-    };
-    let mut args: Vec<&[u8]> = vec![
-        cap.as_bytes(),
-        b"BUCKETSIZE",
-        bs.as_bytes(),
-        b"MAXITERATIONS",
-        mi.as_bytes(),
-        b"EXPANSION",
-        ex.as_bytes(),
-    ];
-    if let Some(r) = &err {
-        args.extend_from_slice(&[b"ERROR", r.as_bytes()]);
-    }
-    args.extend_from_slice(&[b"LAYOUT", layout]);
+    let args = crate::cmd::cf_options::reserve_args(p);
+    let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
     ctx.replicate(c"CF.RESERVE", key, &args);
 }
 
