@@ -24,6 +24,17 @@ use crate::cuckoo::{CuckooError, CuckooFilter, CuckooHash};
 use crate::hash::{HashAhead, HashScheme, ItemHash, LOOKAHEAD};
 use crate::window::Window;
 
+/// The scheme word of RDB encoding version 6 (written before the buffers):
+/// ferrobloom's own header and hashing.
+pub const SCHEME_NATIVE: u64 = 0;
+/// RedisBloom's header and hashing (a filter migrated from RedisBloom).
+pub const SCHEME_REDISBLOOM: u64 = 1;
+/// A windowed Bloom filter (header `FBbw`, `crate::window`): added without a
+/// new RDB encoding version, so plain filters keep their payloads byte for
+/// byte and an older module refuses a windowed payload cleanly ("unknown hash
+/// scheme 2") instead of refusing every payload of a new version.
+pub const SCHEME_WINDOWED: u64 = 2;
+
 /// A live SCANDUMP chunk (`(next iterator, data)`), `Ok(None)` past the end.
 pub(crate) type Walked<'a, E> = Result<Option<(i64, Cow<'a, [u8]>)>, E>;
 
@@ -193,10 +204,9 @@ pub(crate) trait BloomKind:
     fn window_of(&self) -> Option<u64> {
         None
     }
-    /// Its RDB scheme word with ferrobloom's header (`crate::payload`'s
-    /// `SCHEME_*`; a RedisBloom chain writes `SCHEME_REDISBLOOM` instead).
+    /// Its RDB scheme word with ferrobloom's header (`SCHEME_*`; a RedisBloom chain writes `SCHEME_REDISBLOOM` instead).
     fn scheme_word(&self) -> u64 {
-        crate::payload::SCHEME_NATIVE
+        SCHEME_NATIVE
     }
     /// Whether its answers depend on the time (its reads take a
     /// [`read_mark`](FilterKind::read_mark) of the clock, its writes a time
@@ -432,7 +442,7 @@ impl BloomKind for Window {
         true
     }
     fn scheme_word(&self) -> u64 {
-        crate::payload::SCHEME_WINDOWED
+        SCHEME_WINDOWED
     }
     fn position_chunk(&self, iter: i64) -> Option<(i64, &[u8])> {
         self.scandump_chunk(iter)

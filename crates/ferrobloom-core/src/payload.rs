@@ -21,16 +21,9 @@ pub enum HeaderFormat {
     RedisBloom,
 }
 
-/// The scheme word of RDB encoding version 6 (written before the buffers):
-/// ferrobloom's own header and hashing.
-pub const SCHEME_NATIVE: u64 = 0;
-/// RedisBloom's header and hashing (a filter migrated from RedisBloom).
-pub const SCHEME_REDISBLOOM: u64 = 1;
-/// A windowed Bloom filter (header `FBbw`, `crate::window`): added without a
-/// new RDB encoding version, so plain filters keep their payloads byte for
-/// byte and an older module refuses a windowed payload cleanly ("unknown hash
-/// scheme 2") instead of refusing every payload of a new version.
-pub const SCHEME_WINDOWED: u64 = 2;
+/// The scheme words of RDB encoding version 6 (each kind names its own in
+/// `crate::kind`).
+pub use super::kind::{SCHEME_NATIVE, SCHEME_REDISBLOOM, SCHEME_WINDOWED};
 
 /// A filter that can be rebuilt from a header and its data chunks.
 pub trait Payload: Sized {
