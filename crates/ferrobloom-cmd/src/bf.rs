@@ -158,16 +158,15 @@ fn reserve_strict<'a>(
     if g.window_ms.is_some() && g.any_valkey() {
         return Err(e::WINDOW_VALKEY.into());
     }
-    Ok(CreateParams {
-        error: error.min(max_error),
-        capacity: capacity as u64,
+    let opts = g.chain_options(expansion, layout)?;
+    Ok(g.params(
+        error.min(max_error),
+        capacity as u64,
         expansion,
         layout,
-        opts: g.chain_options(expansion, layout)?,
-        scale_to: g.scale_to,
-        window_ms: g.window_ms,
-        ..CreateParams::from_defaults(d)
-    })
+        opts,
+        d,
+    ))
 }
 
 /// `BF.INSERT key [CAPACITY cap] [ERROR err] [EXPANSION exp] [NOCREATE]
@@ -215,15 +214,16 @@ fn insert_strict<'a>(
     if g.window_ms.is_some() && g.any_valkey() {
         return Err(e::WINDOW_VALKEY.into());
     }
-    let create = (!g.nocreate).then(|| CreateParams {
-        error: g.error.map_or(d.error, |r| r.min(max_error)),
-        capacity: g.capacity.unwrap_or(d.capacity),
-        expansion,
-        layout,
-        opts,
-        scale_to: g.scale_to,
-        window_ms: g.window_ms,
-        ..CreateParams::from_defaults(d)
+    let create = (!g.nocreate).then(|| {
+        let error = g.error.map_or(d.error, |r| r.min(max_error));
+        g.params(
+            error,
+            g.capacity.unwrap_or(d.capacity),
+            expansion,
+            layout,
+            opts,
+            d,
+        )
     });
     Ok(InsertArgs {
         create,

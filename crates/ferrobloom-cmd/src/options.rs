@@ -19,7 +19,7 @@ use std::ffi::CStr;
 
 use super::errors::{self as e, CmdError};
 use super::format::{format_arg, format_window};
-use super::params::CreateParams;
+use super::params::{BloomDefaults, CreateParams};
 use super::parse::{parse_f64, parse_i64};
 use ferrobloom_core::bloom::{BloomLayout, ChainOptions, MAX_CAPACITY, MAX_EXPANSION};
 use ferrobloom_core::window::MAX_WINDOW_MS;
@@ -85,6 +85,31 @@ pub struct Given {
 }
 
 impl Given {
+    /// The creation these options describe, with what the command says
+    /// besides (its error rate and capacity, positional or options) and what
+    /// follows from the combinations (`super::bf`): every option's field of
+    /// [`CreateParams`] is set here, the rest from the defaults `d`.
+    pub fn params(
+        &self,
+        error: f64,
+        capacity: u64,
+        expansion: u32,
+        layout: BloomLayout,
+        opts: ChainOptions,
+        d: &BloomDefaults,
+    ) -> CreateParams {
+        CreateParams {
+            error,
+            capacity,
+            expansion,
+            layout,
+            opts,
+            scale_to: self.scale_to,
+            window_ms: self.window_ms,
+            ..CreateParams::from_defaults(d)
+        }
+    }
+
     /// Whether any of valkey-bloom's options was given.
     pub fn any_valkey(&self) -> bool {
         self.tightening.is_some() || self.seed.is_some() || self.scale_to.is_some()
