@@ -39,8 +39,7 @@ fn reserve_defaults_options_and_errors() {
             layout: BloomLayout::Blocked,
             nonscaling_growth: 2,
             opts: ChainOptions::default(),
-            scale_to: None,
-            window_ms: None,
+            ..CreateParams::default()
         }
     );
     let p = reserve(&["bf.reserve", "k", "0.01", "10", "expansion", "4"]).unwrap();
@@ -240,8 +239,7 @@ fn insert_options_and_errors() {
             layout: BloomLayout::Blocked,
             nonscaling_growth: 2,
             opts: ChainOptions::default(),
-            scale_to: None,
-            window_ms: None,
+            ..CreateParams::default()
         })
     );
     let a = insert(&[
@@ -266,8 +264,7 @@ fn insert_options_and_errors() {
             layout: BloomLayout::Blocked,
             nonscaling_growth: 2,
             opts: ChainOptions::default(),
-            scale_to: None,
-            window_ms: None,
+            ..CreateParams::default()
         })
     );
     assert_eq!(a.items_from, 9);
