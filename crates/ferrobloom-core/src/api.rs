@@ -192,6 +192,12 @@ impl BloomFilter {
         each_kind!(self, k => k.add_hash(&h, now_ms, limits))
     }
 
+    /// Adds an item already hashed with this filter's [`scheme`](Self::scheme),
+    /// at time `now_ms` (windowed filters only): `BF.ADD`'s answer.
+    pub fn add_hash(&mut self, h: &ItemHash, now_ms: u64, limits: &Limits) -> AddResult {
+        each_kind!(self, k => k.add_hash(h, now_ms, limits))
+    }
+
     /// Whether the item may have been added (for a windowed filter: within the
     /// window at `now_ms`), `BF.EXISTS`'s answer.
     pub fn contains_item(&self, item: &[u8], now_ms: u64) -> bool {

@@ -14,7 +14,7 @@
 //! its `From`, and its magic in the header readers (docs/design.md, "A new
 //! filter kind").
 
-use crate::bloom::{BloomChain, BloomError, Limits, MergeError, MergePlan, Overfill};
+use crate::bloom::{BloomChain, BloomError, Limits, Link, MergeError, MergePlan, Overfill};
 use crate::hash::{HashScheme, ItemHash};
 use crate::kind::{BloomKind, FilterKind};
 use crate::window::{Window, WINDOW_MAGIC};
@@ -143,6 +143,12 @@ impl BloomFilter {
     /// any other filter the clock need not be read.
     pub fn is_timed(&self) -> bool {
         each_kind!(self, k => k.timed())
+    }
+
+    /// Every link whose bytes its SCANDUMP chunks carry, in chunk order (a
+    /// window: over its generations, oldest first).
+    pub fn links(&self) -> Vec<&Link> {
+        each_kind!(self, k => k.link_list())
     }
 
     /// Links in use (a window: over all its generations).

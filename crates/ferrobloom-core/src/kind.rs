@@ -19,7 +19,7 @@
 
 use std::borrow::Cow;
 
-use crate::bloom::{BloomChain, BloomError, Limits};
+use crate::bloom::{BloomChain, BloomError, Limits, Link};
 use crate::cuckoo::{CuckooError, CuckooFilter, CuckooHash};
 use crate::hash::{HashAhead, HashScheme, ItemHash, LOOKAHEAD};
 use crate::window::Window;
@@ -214,6 +214,8 @@ pub(crate) trait BloomKind:
     fn timed(&self) -> bool {
         false
     }
+    /// Every link whose bytes its chunks carry, in chunk order.
+    fn link_list(&self) -> Vec<&Link>;
     /// SCANDUMP data for a position iterator `iter >= 1`.
     fn position_chunk(&self, iter: i64) -> Option<(i64, &[u8])>;
     /// SCANDUMP data for `iter >= 1` on a live filter (the server's
@@ -344,6 +346,9 @@ impl BloomKind for BloomChain {
             .first()
             .map_or("classic", |l| l.shape().layout.name())
     }
+    fn link_list(&self) -> Vec<&Link> {
+        self.links().iter().collect()
+    }
     fn position_chunk(&self, iter: i64) -> Option<(i64, &[u8])> {
         self.scandump_chunk(iter)
     }
@@ -443,6 +448,11 @@ impl BloomKind for Window {
     }
     fn scheme_word(&self) -> u64 {
         SCHEME_WINDOWED
+    }
+    fn link_list(&self) -> Vec<&Link> {
+        self.generation_list()
+            .flat_map(|(_, g)| g.links().iter())
+            .collect()
     }
     fn position_chunk(&self, iter: i64) -> Option<(i64, &[u8])> {
         self.scandump_chunk(iter)
