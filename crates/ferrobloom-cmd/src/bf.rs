@@ -158,7 +158,7 @@ fn reserve_strict<'a>(
     if g.window_ms.is_some() && g.any_valkey() {
         return Err(e::WINDOW_VALKEY.into());
     }
-    let opts = g.chain_options(expansion, layout)?;
+    let opts = g.chain_options(expansion, layout, g.window_ms.is_some(), d.opts)?;
     Ok(g.params(
         error.min(max_error),
         capacity as u64,
@@ -210,7 +210,7 @@ fn insert_strict<'a>(
         return Err(e::WINDOW_NOCREATE.into());
     }
     let layout = new_layout(g.layout, g.window_ms.is_some(), d)?;
-    let opts = g.chain_options(expansion, layout)?;
+    let opts = g.chain_options(expansion, layout, g.window_ms.is_some(), d.opts)?;
     if g.window_ms.is_some() && g.any_valkey() {
         return Err(e::WINDOW_VALKEY.into());
     }

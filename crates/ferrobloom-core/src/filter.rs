@@ -17,6 +17,7 @@
 use crate::bloom::{BloomChain, BloomError, Limits, Link, MergeError, MergePlan, Overfill};
 use crate::hash::{HashScheme, ItemHash};
 use crate::kind::{BloomKind, FilterKind};
+use crate::relocate::Pass;
 use crate::window::{Window, WINDOW_MAGIC};
 
 /// A Bloom filter of any kind (see the module doc).
@@ -169,6 +170,25 @@ impl BloomFilter {
             boxed_block::<Window>(b, f);
         }
         each_kind!(self, k => k.each_heap_block(f))
+    }
+
+    /// Block numbers [`relocate_blocks`](Self::relocate_blocks) takes: about the
+    /// allocations the value owns besides itself (a boxed kind's box, then the
+    /// kind's own).
+    pub fn block_count(&self) -> u64 {
+        let boxed = u64::from(matches!(self, BloomFilter::Window(_)));
+        boxed + each_kind!(self, k => k.blocks())
+    }
+
+    /// Offers every heap block the value owns besides itself to a relocation
+    /// pass (active defragmentation, `crate::relocate`): the same blocks as
+    /// [`heap_blocks`](Self::heap_blocks), in a fixed order (a boxed kind's
+    /// box first).
+    pub fn relocate_blocks(&mut self, pass: &mut Pass) {
+        if let BloomFilter::Window(w) = self {
+            pass.boxed(w);
+        }
+        each_kind!(self, k => k.relocate(pass))
     }
 
     /// A fallible deep copy (for COPY).

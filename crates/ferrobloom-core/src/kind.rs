@@ -22,6 +22,7 @@ use std::borrow::Cow;
 use crate::bloom::{BloomChain, BloomError, Limits, Link};
 use crate::cuckoo::{CuckooError, CuckooFilter, CuckooHash};
 use crate::hash::{HashAhead, HashScheme, ItemHash, LOOKAHEAD};
+use crate::relocate::Pass;
 use crate::window::Window;
 
 /// The scheme word of RDB encoding version 6 (written before the buffers):
@@ -57,6 +58,15 @@ pub(crate) trait FilterKind: Sized {
     fn read_mark(&self, _now_ms: u64) -> u64 {
         0
     }
+    /// The filter's time for a write at clock time `now_ms` (a window's
+    /// `Window::write_time`: the clock run on from its newest change when that
+    /// lies ahead; the clock itself for kinds time does not change).
+    fn write_time(&mut self, now_ms: u64) -> u64 {
+        now_ms
+    }
+    /// Anchors the filter's time to clock time `now_ms` after a load (a
+    /// window's `Window::anchor`; nothing for other kinds).
+    fn anchor_to(&mut self, _now_ms: u64) {}
     /// Whether the item may have been added, at a [`read_mark`](Self::read_mark).
     fn contains_marked(&self, h: &Self::Hash, mark: u64) -> bool;
     /// Adds an item at time `now_ms` (windows only): `BF.ADD` / `CF.ADD`'s
@@ -154,6 +164,12 @@ pub(crate) trait FilterKind: Sized {
     /// Every heap block the filter owns besides itself (address, requested
     /// size, alignment).
     fn each_heap_block(&self, f: &mut dyn FnMut(*const u8, usize, usize));
+    /// How many blocks [`relocate`](Self::relocate) offers (about its heap
+    /// blocks).
+    fn blocks(&self) -> u64;
+    /// Offers every heap block it owns to a relocation pass (active
+    /// defragmentation, `crate::relocate`), in a fixed order.
+    fn relocate(&mut self, pass: &mut Pass);
     /// A fallible deep copy (COPY).
     fn copy_of(&self) -> Result<Self, Self::Error>;
     /// Whether it keeps RedisBloom's hashing and header format.
@@ -302,6 +318,12 @@ impl FilterKind for BloomChain {
     fn each_heap_block(&self, f: &mut dyn FnMut(*const u8, usize, usize)) {
         self.heap_blocks(f)
     }
+    fn blocks(&self) -> u64 {
+        self.block_count()
+    }
+    fn relocate(&mut self, pass: &mut Pass) {
+        self.relocate_blocks(pass)
+    }
     fn copy_of(&self) -> Result<Self, BloomError> {
         self.try_clone()
     }
@@ -378,6 +400,12 @@ impl FilterKind for Window {
     fn read_mark(&self, now_ms: u64) -> u64 {
         Window::read_mark(self, now_ms)
     }
+    fn write_time(&mut self, now_ms: u64) -> u64 {
+        Window::write_time(self, now_ms)
+    }
+    fn anchor_to(&mut self, now_ms: u64) {
+        self.anchor(now_ms)
+    }
     #[inline]
     fn contains_marked(&self, h: &ItemHash, mark: u64) -> bool {
         Window::contains_marked(self, h, mark)
@@ -400,6 +428,12 @@ impl FilterKind for Window {
     }
     fn each_heap_block(&self, f: &mut dyn FnMut(*const u8, usize, usize)) {
         self.heap_blocks(f)
+    }
+    fn blocks(&self) -> u64 {
+        self.block_count()
+    }
+    fn relocate(&mut self, pass: &mut Pass) {
+        self.relocate_blocks(pass)
     }
     fn copy_of(&self) -> Result<Self, BloomError> {
         self.try_clone()
@@ -527,6 +561,12 @@ impl FilterKind for CuckooFilter {
     }
     fn each_heap_block(&self, f: &mut dyn FnMut(*const u8, usize, usize)) {
         self.heap_blocks(f)
+    }
+    fn blocks(&self) -> u64 {
+        self.block_count()
+    }
+    fn relocate(&mut self, pass: &mut Pass) {
+        self.relocate_blocks(pass)
     }
     fn copy_of(&self) -> Result<Self, CuckooError> {
         self.try_clone(u64::MAX)

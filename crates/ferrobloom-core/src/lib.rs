@@ -30,6 +30,13 @@ mod kind;
 pub mod payload;
 pub mod rdb;
 #[cfg(test)]
+#[path = "tests/readers.rs"]
+mod reader_tests;
+pub mod relocate;
+#[cfg(test)]
+#[path = "tests/relocate.rs"]
+mod relocate_tests;
+#[cfg(test)]
 #[path = "tests/roundtrip.rs"]
 mod roundtrip_tests;
 /// The former name of [`accuracy`], kept for code that names it.

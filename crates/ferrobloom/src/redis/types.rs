@@ -1,6 +1,6 @@
 //! The Redis data types and their callbacks (RDB, AOF, COPY, DEBUG DIGEST,
-//! MEMORY USAGE, lazy free), written once for both filter types through the
-//! [`FilterValue`] trait.
+//! MEMORY USAGE, lazy free, active defragmentation: `defrag.rs`), written once
+//! for both filter types through the [`FilterValue`] trait.
 //!
 //! # RDB encoding versions, for `MBbloom--` and `MBbloomCF`
 //! ferrobloom registers RedisBloom's type names, so every RedisBloom payload
@@ -40,6 +40,7 @@ use redis_module::raw;
 
 use super::alloc::usable_size;
 use super::config;
+use super::defrag::defrag;
 use super::ffi::{api, log};
 use super::guard::{guard, guard_persist};
 use super::key::ModuleType;
@@ -87,7 +88,7 @@ fn create_type<T: FilterValue>(
         free_effort: Some(free_effort::<T>),
         unlink: None,
         copy: Some(copy::<T>),
-        defrag: None,
+        defrag: Some(defrag::<T>),
         mem_usage2: None,
         free_effort2: None,
         unlink2: None,
@@ -410,14 +411,22 @@ extern "C" fn free<T: FilterValue>(v: *mut c_void) {
     })
 }
 
-/// Large filters are freed on the lazy-free thread (effort above 64).
+/// The work of freeing (or defragmenting) a value: one unit per heap block
+/// and one per 64 KiB. Redis frees values above 64 on the lazy-free thread
+/// (UNLINK, FLUSHALL ASYNC), and defragments values above
+/// `active-defrag-max-scan-fields` in bounded steps (`defrag`).
 extern "C" fn free_effort<T: FilterValue>(
     _key: *mut raw::RedisModuleString,
     v: *const c_void,
 ) -> usize {
     guard("free_effort", 1, || {
         // SAFETY: Redis passes our value.
-        unsafe { value::<T>(v) }.map_or(1, |v| 1 + (v.mem_usage() >> 16))
+        unsafe { value::<T>(v) }.map_or(1, |v| {
+            let blocks = usize::try_from(v.block_count()).unwrap_or(usize::MAX);
+            1usize
+                .saturating_add(blocks)
+                .saturating_add(v.mem_usage() >> 16)
+        })
     })
 }
 
