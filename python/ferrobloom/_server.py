@@ -5,9 +5,9 @@ and against RedisBloom (for filters of RedisBloom's layouts)."""
 
 import os
 import binascii
-from typing import Any, List, Optional, Tuple, Union
+from typing import Any, Callable, List, Optional, Tuple, Union
 
-from ._ferrobloom import BloomFilter, CuckooFilter, FilterError, from_dump
+from ._ferrobloom import BloomFilter, CuckooFilter, FilterError, from_dump, walk_budget
 from ._progress import bar
 
 Filter = Union[BloomFilter, CuckooFilter]
@@ -23,6 +23,9 @@ TEMP_TTL_SECONDS = 3600
 
 # How often pull walks again when the key changed during the walk.
 PULL_ATTEMPTS = 3
+
+# A walk that returned more than its header describes (``_walk``).
+_PAST_HEADER = "went past what its header describes"
 
 # ferrobloom's refusal of a SCANDUMP walk once a cuckoo filter moved items.
 _MOVED = "the filter moved items"
@@ -262,46 +265,83 @@ def _refused_header(e: Exception) -> bool:
     return type(e).__name__ == "ResponseError" and any(x in str(e) for x in _HEADER_REFUSALS)
 
 
-def _walk(client: Any, scandump: str, key: bytes, pb: Any, stamp: Any) -> List[Tuple[int, bytes]]:
-    """The data chunks of a SCANDUMP walk, every reply read from the state
-    ``stamp`` names (else ``_Changed``)."""
+def _walk(step: Callable[[int], Any], kind: str, pb: Any) -> List[Tuple[int, bytes]]:
+    """The replies of one SCANDUMP walk, the header first: ``step(it)`` is one
+    ``SCANDUMP key it``. The walk is bounded by what its header describes
+    (``walk_budget``, the core's ``WalkBudget``: the data bytes, and the
+    chunks a server cutting them at 64 KiB or more sends): a server whose
+    iterators cycle or repeat, or whose data never ends, raises FilterError
+    (``_PAST_HEADER``) once the walk goes past it, as does a key that grew
+    during the walk."""
     chunks: List[Tuple[int, bytes]] = []
-    it = 1
+    it = 0
+    left = None
     while True:
-        nxt, data, s = _scandump(client, scandump, key, it)
-        if s != stamp:
-            raise _Changed()
+        r = step(it)
+        nxt, data = int(r[0]), r[1]
         if nxt == 0:
             return chunks
+        data = b"" if data is None else bytes(data)
+        if left is None:
+            left = list(walk_budget(kind, data))
+        elif left[0] == 0 or len(data) > left[1]:
+            raise FilterError(
+                "the SCANDUMP walk %s (a %d-byte chunk with %d chunks and %d bytes left): "
+                "the key changed during the walk, or the server does not follow SCANDUMP"
+                % (_PAST_HEADER, len(data), left[0], left[1])
+            )
+        else:
+            left[0] -= 1
+            left[1] -= len(data)
+            pb.update(len(data))
         chunks.append((nxt, data))
-        pb.update(len(data))
         it = nxt
 
 
-def _pull_walk(client: Any, scandump: str, cls: Any, key: bytes, progress: Optional[bool]) -> Filter:
-    """pull on a server whose SCANDUMP takes STAMP (ferrobloom)."""
+def _pull_walk(client: Any, kind: str, cls: Any, key: bytes, progress: Optional[bool]) -> Filter:
+    """pull on a server whose SCANDUMP takes STAMP (ferrobloom): a walk,
+    bounded by its header (``_walk``), whose every reply carries the stamp
+    the header's did; walked again when one does not."""
+    scandump = kind + ".SCANDUMP"
+    why = ""
     for _ in range(PULL_ATTEMPTS):
-        try:
-            nxt, header, stamp = _scandump(client, scandump, key, 0)
-        except Exception as e:
-            if _wrong_arity(e):
-                raise _NoStamps() from e
-            raise
+        first: List[Any] = []
+
+        def step(it: int) -> Tuple[int, bytes]:
+            try:
+                nxt, data, stamp = _scandump(client, scandump, key, it)
+            except Exception as e:
+                if it == 0 and _wrong_arity(e):
+                    raise _NoStamps() from e
+                raise
+            if not first:
+                first.append(stamp)
+            elif stamp != first[0]:
+                raise _Changed()
+            return nxt, data
+
         pb = bar(progress, 0, "pull")
         try:
-            chunks = _walk(client, scandump, key, pb, stamp)
+            chunks = _walk(step, kind, pb)
         except _Changed:
+            why = " (the last: the key's stamp changed during the walk)"
             continue
+        except _NoStamps:
+            raise
         except Exception as e:
             # A cuckoo filter that moved items during the walk refuses the
-            # rest of it ("start the walk again at 0"): walk again.
-            if _MOVED in str(e):
+            # rest of it ("start the walk again at 0"), and a walk that went
+            # past its header read a key that changed: walk again.
+            if _MOVED in str(e) or _PAST_HEADER in str(e):
+                why = " (the last: %s)" % e
                 continue
             raise
         finally:
             pb.close()
-        return cls.from_chunks([(nxt, header)] + chunks)
-    raise FilterError("the key changed during every one of %d SCANDUMP walks" % PULL_ATTEMPTS)
+        return cls.from_chunks(chunks)
+    raise FilterError(
+        "the key changed during every one of %d SCANDUMP walks%s" % (PULL_ATTEMPTS, why)
+    )
 
 
 def _pull_dump(client: Any, key: bytes) -> Filter:
@@ -353,7 +393,7 @@ def pull(client: Any, key: Union[str, bytes], *, progress: Optional[bool] = None
         raise FilterError(NOT_FOUND)
     cls = BloomFilter if kind == "BF" else CuckooFilter
     try:
-        return _pull_walk(client, kind + ".SCANDUMP", cls, key, progress)
+        return _pull_walk(client, kind, cls, key, progress)
     except _NoStamps:
         return _pull_dump(client, key)
 

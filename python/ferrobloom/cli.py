@@ -104,8 +104,17 @@ def cmd_build(args) -> int:
     bloom = args.kind == "bloom"
     if bloom and (args.bucket_size is not None or args.max_iterations is not None):
         raise UsageError("--bucket-size and --max-iterations are options of cuckoo filters (-k cuckoo)")
-    if not bloom and args.nonscaling:
-        raise UsageError("--nonscaling is an option of Bloom filters (cuckoo filters grow by --expansion)")
+    bloom_only = [
+        opt for opt, given in (
+            ("--nonscaling", args.nonscaling),
+            ("--tightening", args.tightening is not None),
+            ("--seed", args.seed is not None),
+            ("--validate-scale-to", args.validate_scale_to is not None),
+            ("--window", args.window is not None),
+        ) if given
+    ]
+    if not bloom and bloom_only:
+        raise UsageError("%s: options of Bloom filters, not of cuckoo filters" % ", ".join(bloom_only))
     _check_output(args.output)
     capacity = args.capacity
     if capacity is None:
@@ -126,6 +135,10 @@ def cmd_build(args) -> int:
             expansion=args.expansion,
             nonscaling=args.nonscaling,
             layout=args.layout,
+            tightening=args.tightening,
+            seed=args.seed.encode() if args.seed is not None else None,
+            validate_scale_to=args.validate_scale_to,
+            window=args.window,
         )
     else:
         f = CuckooFilter(
@@ -225,6 +238,10 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--expansion", type=int)
     b.add_argument("--nonscaling", action="store_true", help="BF only: a non-scaling filter")
     b.add_argument("--layout", help="BF: classic|blocked|paired|redisbloom; CF: ferrobloom|redisbloom")
+    b.add_argument("--tightening", type=float, help="BF: each new link's error ratio (default 0.5)")
+    b.add_argument("--seed", help="BF: 32 bytes that seed the filter's hashing")
+    b.add_argument("--validate-scale-to", type=int, help="BF: refuse a filter that could never hold this many items")
+    b.add_argument("--window", type=float, help="BF: a windowed filter of this many seconds")
     b.add_argument("--bucket-size", type=int, help="CF only")
     b.add_argument("--max-iterations", type=int, help="CF only")
     b.add_argument("--no-progress", action="store_true")

@@ -232,30 +232,7 @@ impl CuckooFilter {
 
     /// `CF.INFO`'s eight fields, under the server's names.
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        // One lock for the eight figures, released before the dict is made.
-        let (size, buckets, filters, items, deletes, bucket_size, expansion, iterations) = {
-            let f = self.g();
-            (
-                f.mem_usage() as u64,
-                f.base_buckets(),
-                f.num_filters(),
-                f.num_items(),
-                f.num_deletes(),
-                f.bucket_size(),
-                f.expansion(),
-                f.max_iterations(),
-            )
-        };
-        let d = PyDict::new(py);
-        d.set_item("Size", size)?;
-        d.set_item("Number of buckets", buckets)?;
-        d.set_item("Number of filters", filters)?;
-        d.set_item("Number of items inserted", items)?;
-        d.set_item("Number of items deleted", deletes)?;
-        d.set_item("Bucket size", bucket_size)?;
-        d.set_item("Expansion rate", expansion)?;
-        d.set_item("Max iterations", iterations)?;
-        Ok(d)
+        shared::info_dict(py, crate::cmd::info::CF_INFO, &self.f)
     }
 
     /// The layout: `ferrobloom` or `redisbloom`.
@@ -325,7 +302,7 @@ impl CuckooFilter {
 
     /// `CF.SCANDUMP key iter`'s reply: `(1, header)` for 0, then each data
     /// chunk with the iterator to ask for next; `(0, b"")` past the end.
-    fn scandump<'py>(&self, py: Python<'py>, iter: i64) -> (i64, Bound<'py, PyBytes>) {
+    fn scandump<'py>(&self, py: Python<'py>, iter: i64) -> PyResult<(i64, Bound<'py, PyBytes>)> {
         shared::scandump(py, &self.f, iter)
     }
 

@@ -21,7 +21,8 @@ use std::borrow::Cow;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyMemoryView};
 
-use crate::{filter_error, format_error};
+use crate::cmd::info::{InfoContext, InfoField, InfoValue};
+use crate::{format_error, new_bytes, write_error};
 use ferrobloom_core::dump::{load_chunks, Scandump, LOAD_LIMITS};
 
 /// The filter, locked for a lookup (a panic in an earlier call does not lock
@@ -42,8 +43,8 @@ pub(crate) fn to_bytes<'py, T: Scandump + Send + Sync>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     let mut out = Vec::new();
     py.allow_threads(|| ferrobloom_core::file::write(&*read(m), &mut out))
-        .map_err(|s| filter_error(&s))?;
-    Ok(PyBytes::new(py, &out))
+        .map_err(|s| write_error(&s))?;
+    new_bytes(py, &out)
 }
 
 /// What `from_bytes` was given.
@@ -113,12 +114,12 @@ pub(crate) fn scandump<'py, T: Scandump>(
     py: Python<'py>,
     m: &RwLock<T>,
     iter: i64,
-) -> (i64, Bound<'py, PyBytes>) {
+) -> PyResult<(i64, Bound<'py, PyBytes>)> {
     let f = read(m);
-    match f.scandump(iter) {
-        Some((n, d)) => (n, PyBytes::new(py, &d)),
-        None => (0, PyBytes::new(py, b"")),
-    }
+    Ok(match f.scandump(iter) {
+        Some((n, d)) => (n, new_bytes(py, &d)?),
+        None => (0, new_bytes(py, b"")?),
+    })
 }
 
 /// A filter rebuilt from SCANDUMP replies in order (loaded without the GIL),
@@ -139,4 +140,39 @@ pub(crate) fn reduce<'py, T: Scandump + Send + Sync>(
 ) -> PyResult<(PyObject, (Bound<'py, PyBytes>,))> {
     let load = py.import("ferrobloom")?.getattr("from_bytes")?.unbind();
     Ok((load, (to_bytes(py, m)?,)))
+}
+
+/// An INFO command's default reply as a dict (`BF.INFO` / `CF.INFO` under the
+/// server's names), from the command layer's INFO table: the values read
+/// under one lookup lock, the dict made after it is released.
+pub(crate) fn info_dict<'py, F>(
+    py: Python<'py>,
+    fields: &[InfoField<F>],
+    m: &RwLock<F>,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let cx = InfoContext {
+        clock: &crate::now_ms,
+        limits: ferrobloom_core::api::SERVER_DEFAULT_LIMITS,
+    };
+    let values: Vec<(String, InfoValue)> = {
+        let f = read(m);
+        fields
+            .iter()
+            .filter(|x| x.default)
+            .map(|field| {
+                let label = field.label.to_string_lossy().into_owned();
+                (label, (field.value)(&f, &cx))
+            })
+            .collect()
+    };
+    let d = pyo3::types::PyDict::new(py);
+    for (label, value) in values {
+        match value {
+            InfoValue::Count(n) => d.set_item(label, n)?,
+            InfoValue::Integer(n) => d.set_item(label, n)?,
+            InfoValue::Double(x) => d.set_item(label, x)?,
+            InfoValue::Null => d.set_item(label, py.None())?,
+        }
+    }
+    Ok(d)
 }

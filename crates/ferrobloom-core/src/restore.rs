@@ -34,41 +34,30 @@ use crate::file::AnyFilter;
 use crate::payload::{load_payload_as, HeaderFormat, Payload, RdbRead};
 
 /// The RDB encoding version ferrobloom writes, for both types: one unsigned,
-/// the filter's hash scheme and header format ([`SCHEME_NATIVE`],
-/// [`SCHEME_REDISBLOOM`], [`SCHEME_WINDOWED`]), then version 5's buffers.
+/// the filter's hash scheme and header format (`payload`'s `SCHEME_*`: each
+/// says which kind's header follows), then version 5's buffers.
 pub const ENCVER_SCHEME: i32 = 6;
 /// ferrobloom's first: the header, then the SCANDUMP data chunks, each an RDB
 /// string buffer (ferrobloom's headers only).
 pub const ENCVER_CHUNKS: i32 = 5;
 /// The newest RedisBloom encoding version (RedisBloom 2.x).
 pub const ENCVER_REDISBLOOM: i32 = 4;
-/// Scheme words of version 6: ferrobloom's hashing and header,
-pub const SCHEME_NATIVE: u64 = 0;
-/// RedisBloom's (a filter migrated from RedisBloom),
-pub const SCHEME_REDISBLOOM: u64 = 1;
-/// a windowed Bloom filter (header `FBbw`).
-pub const SCHEME_WINDOWED: u64 = 2;
 
 /// Reads a module value of encoding version `encver` from `r`, as the
-/// module's `rdb_load` does (`windowed`: whether the type has windowed
-/// values, scheme 2).
+/// module's `rdb_load` does.
 pub fn load_module_value<T: Payload, R: RdbRead>(
     encver: i32,
     r: &mut R,
     limits: &Limits,
-    windowed: bool,
 ) -> Result<T, String> {
     match encver {
-        ENCVER_SCHEME => match r.unsigned().ok_or("truncated payload (scheme)")? {
-            SCHEME_NATIVE => load_payload_as::<T, _>(limits, HeaderFormat::Native, || r.buffer()),
-            SCHEME_REDISBLOOM => {
-                load_payload_as::<T, _>(limits, HeaderFormat::RedisBloom, || r.buffer())
+        ENCVER_SCHEME => {
+            let s = r.unsigned().ok_or("truncated payload (scheme)")?;
+            match T::scheme_format(s) {
+                Some(format) => load_payload_as::<T, _>(limits, format, || r.buffer()),
+                None => Err(format!("unknown hash scheme {s}")),
             }
-            SCHEME_WINDOWED if windowed => {
-                load_payload_as::<T, _>(limits, HeaderFormat::Native, || r.buffer())
-            }
-            s => Err(format!("unknown hash scheme {s}")),
-        },
+        }
         ENCVER_CHUNKS => load_payload_as::<T, _>(limits, HeaderFormat::Native, || r.buffer()),
         0..=ENCVER_REDISBLOOM => T::from_redisbloom_rdb(encver, r, limits),
         _ => Err(format!(
@@ -122,8 +111,8 @@ pub fn read_dump(payload: &[u8], limits: &Limits) -> Result<AnyFilter, String> {
         ..*limits
     };
     let f = match &name {
-        b"MBbloom--" => load_module_value(encver, &mut r, &bound, true).map(AnyFilter::Bloom),
-        b"MBbloomCF" => load_module_value(encver, &mut r, &bound, false).map(AnyFilter::Cuckoo),
+        b"MBbloom--" => load_module_value(encver, &mut r, &bound).map(AnyFilter::Bloom),
+        b"MBbloomCF" => load_module_value(encver, &mut r, &bound).map(AnyFilter::Cuckoo),
         _ => {
             return Err(format!(
                 "the DUMP payload holds a value of module type {}, not a filter",

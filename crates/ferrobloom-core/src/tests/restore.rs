@@ -5,6 +5,7 @@
 use super::*;
 use crate::dump::LOAD_LIMITS;
 use crate::filter::BloomFilter;
+use crate::payload::{SCHEME_NATIVE, SCHEME_WINDOWED};
 
 const RB_BF: &[u8] = include_bytes!("../../tests/fixtures/dumps/redisbloom-2.8.2-bf.dump");
 const RB_CF: &[u8] = include_bytes!("../../tests/fixtures/dumps/redisbloom-2.8.2-cf.dump");

@@ -1,6 +1,6 @@
 //! The Redis data types and their callbacks (RDB, AOF, COPY, DEBUG DIGEST,
-//! MEMORY USAGE, lazy free), written once for both filter types through the
-//! [`FilterValue`] trait.
+//! MEMORY USAGE, lazy free, active defragmentation: `defrag.rs`), written once
+//! for both filter types through the [`FilterValue`] trait.
 //!
 //! # RDB encoding versions, for `MBbloom--` and `MBbloomCF`
 //! ferrobloom registers RedisBloom's type names, so every RedisBloom payload
@@ -40,6 +40,7 @@ use redis_module::raw;
 
 use super::alloc::usable_size;
 use super::config;
+use super::defrag::defrag;
 use super::ffi::{api, log};
 use super::guard::{guard, guard_persist};
 use super::key::ModuleType;
@@ -47,9 +48,7 @@ use super::value::{self, FilterValue, Stored};
 use ferrobloom_core::cuckoo::CuckooFilter;
 use ferrobloom_core::filter::BloomFilter;
 use ferrobloom_core::payload::RdbRead;
-use ferrobloom_core::restore::{
-    load_module_value, ENCVER_SCHEME, SCHEME_NATIVE, SCHEME_REDISBLOOM, SCHEME_WINDOWED,
-};
+use ferrobloom_core::restore::{load_module_value, ENCVER_SCHEME};
 
 /// The RDB encoding version ferrobloom writes, for both types (the versions
 /// and scheme words are the core's, `ferrobloom_core::restore`, which reads
@@ -86,7 +85,7 @@ fn create_type<T: FilterValue>(
         free_effort: Some(free_effort::<T>),
         unlink: None,
         copy: Some(copy::<T>),
-        defrag: None,
+        defrag: Some(defrag::<T>),
         mem_usage2: None,
         free_effort2: None,
         unlink2: None,
@@ -227,7 +226,7 @@ fn load_unsigned(rdb: *mut raw::RedisModuleIO) -> Option<u64> {
 /// only, not configured limits.
 fn load<T: FilterValue>(rdb: *mut raw::RedisModuleIO, encver: c_int) -> Result<T, String> {
     let limits = config::bloom_limits(trusted_payload(rdb));
-    load_module_value(encver, &mut IoReader(rdb), &limits, T::WINDOWED)
+    load_module_value(encver, &mut IoReader(rdb), &limits)
 }
 
 /// Unix second of the last refusal logged, and refusals not logged since.
@@ -286,15 +285,8 @@ extern "C" fn rdb_save<T: FilterValue>(rdb: *mut raw::RedisModuleIO, v: *mut c_v
             return;
         };
         if let Some(save) = api!(RedisModule_SaveUnsigned) {
-            let scheme = if v.is_redisbloom() {
-                SCHEME_REDISBLOOM
-            } else if v.is_windowed() {
-                SCHEME_WINDOWED
-            } else {
-                SCHEME_NATIVE
-            };
             // SAFETY: valid IO handle.
-            unsafe { save(rdb, scheme) };
+            unsafe { save(rdb, v.rdb_scheme()) };
         }
         save_buffer(rdb, &v.header());
         v.for_each_chunk(|_, data| save_buffer(rdb, data));
@@ -402,14 +394,22 @@ extern "C" fn free<T: FilterValue>(v: *mut c_void) {
     })
 }
 
-/// Large filters are freed on the lazy-free thread (effort above 64).
+/// The work of freeing (or defragmenting) a value: one unit per heap block
+/// and one per 64 KiB. Redis frees values above 64 on the lazy-free thread
+/// (UNLINK, FLUSHALL ASYNC), and defragments values above
+/// `active-defrag-max-scan-fields` in bounded steps (`defrag`).
 extern "C" fn free_effort<T: FilterValue>(
     _key: *mut raw::RedisModuleString,
     v: *const c_void,
 ) -> usize {
     guard("free_effort", 1, || {
         // SAFETY: Redis passes our value.
-        unsafe { value::<T>(v) }.map_or(1, |v| 1 + (v.mem_usage() >> 16))
+        unsafe { value::<T>(v) }.map_or(1, |v| {
+            let blocks = usize::try_from(v.block_count()).unwrap_or(usize::MAX);
+            1usize
+                .saturating_add(blocks)
+                .saturating_add(v.mem_usage() >> 16)
+        })
     })
 }
 
