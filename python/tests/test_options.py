@@ -21,21 +21,27 @@ def table(name):
     return {binding for _, binding in rows if binding is not None}
 
 
+# BF.RESERVE's own arguments, not options: `BloomFilter(capacity, error_rate)`.
+# (CuckooFilter's error_rate is CF.RESERVE's ERROR option, second for symmetry.)
+POSITIONAL = {"BloomFilter": {"capacity", "error_rate"}, "CuckooFilter": {"capacity"}}
+
+
 def stub_keywords(cls):
-    """The keyword-only parameters of ``cls.__init__`` in the type stub."""
+    """The parameters of ``cls.__init__`` in the type stub that name options."""
     tree = ast.parse(STUB.read_text())
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == cls:
             for f in node.body:
                 if isinstance(f, ast.FunctionDef) and f.name == "__init__":
-                    return {a.arg for a in f.args.kwonlyargs}
+                    names = {a.arg for a in f.args.args + f.args.kwonlyargs}
+                    return names - {"self"} - POSITIONAL[cls]
     raise AssertionError("no %s.__init__ in the stub" % cls)
 
 
 def runtime_keywords(cls):
-    """The keyword-only parameters of the native constructor."""
+    """The parameters of the native constructor that name options."""
     sig = inspect.signature(cls)
-    return {n for n, p in sig.parameters.items() if p.kind is p.KEYWORD_ONLY}
+    return set(sig.parameters) - POSITIONAL[cls.__name__]
 
 
 def cli_flag(binding):
@@ -88,7 +94,8 @@ def test_the_command_line_passes_the_new_bloom_options(tmp_path):
     rc = cli.main(["build", str(items), "-o", str(out), "--tightening", "0.25", "--seed", seed, "--no-progress"])
     assert rc == 0
     f = ferrobloom.from_bytes(out.read_bytes())
-    same = ferrobloom.BloomFilter(100, 0.01, tightening=0.25, seed=seed.encode())
+    # Sized for the file's two lines (no -c).
+    same = ferrobloom.BloomFilter(2, 0.01, tightening=0.25, seed=seed.encode())
     same.update([b"a", b"b"])
     assert f.to_bytes() == same.to_bytes()
     w = tmp_path / "w.bf"

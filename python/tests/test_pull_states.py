@@ -116,6 +116,9 @@ def pushes_against_pulls(client, pair):
                 ferrobloom.push(c, "k", b if i % 2 == 0 else a, replace=True, progress=False)
                 pushes.append(i)
                 i += 1
+                # Some pulls then fall between two pushes, others cross a
+                # rename (on a loaded machine without a pause every walk did).
+                stop.wait(0.2)
         except BaseException as e:
             errors.append(e)
 
