@@ -1,5 +1,6 @@
 //! `ferrobloom.BloomFilter`: a `BF.*` filter in-process.
 
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{RwLock, RwLockReadGuard};
 
 use pyo3::prelude::*;
@@ -9,7 +10,7 @@ use crate::cmd::errors::{self as e, Op};
 use crate::cmd::{create, defaults};
 use crate::shared::{self, read, write};
 use crate::{filter_error, for_each_hash_chunk, hash_one, now_ms, param, Param};
-use ferrobloom_core::bloom::BloomError;
+use ferrobloom_core::bloom::{BloomError, PREFETCH_FROM};
 use ferrobloom_core::dump::{AddResult, SERVER_DEFAULT_LIMITS};
 use ferrobloom_core::filter::BloomFilter as Core;
 use ferrobloom_core::hash::{HashScheme, ItemHash};
@@ -26,6 +27,17 @@ pub struct BloomFilter {
     scheme: HashScheme,
     /// Whether it is windowed: only windowed filters read the clock.
     windowed: bool,
+    /// Whether the filter is large enough ([`PREFETCH_FROM`]) that a call on
+    /// one item first prefetches the lines it reads, so they arrive
+    /// together (at 10M items, 1%: lookups of absent items ran 211 → 124 ns,
+    /// of present ones 237 → 201; in a cache it costs a few ns); kept by
+    /// every write.
+    large: AtomicBool,
+}
+
+/// Whether a filter is large enough to prefetch for a call on one item.
+fn is_large(f: &Core) -> bool {
+    f.mem_usage() >= PREFETCH_FROM
 }
 
 impl BloomFilter {
@@ -33,6 +45,7 @@ impl BloomFilter {
         BloomFilter {
             scheme: f.scheme(),
             windowed: f.is_timed(),
+            large: AtomicBool::new(is_large(&f)),
             f: RwLock::new(f),
         }
     }
@@ -48,6 +61,16 @@ impl BloomFilter {
     fn hash(&self, item: &Bound<'_, PyAny>) -> PyResult<ItemHash> {
         let scheme = self.scheme;
         hash_one(item, move |b| scheme.bloom(b))
+    }
+
+    /// A lookup of one hashed item (prefetching first in a large filter).
+    #[inline]
+    fn lookup(&self, h: &ItemHash, now: u64) -> bool {
+        let f = self.g();
+        if self.large.load(Relaxed) {
+            f.prefetch(h);
+        }
+        f.contains_hash(h, now)
     }
 
     /// The time a lookup asks about (`as_of`, else now); 0 for a filter
@@ -80,7 +103,12 @@ impl BloomFilter {
             |i| scheme.bloom(i),
             |hs| {
                 out.clear();
-                py.allow_threads(|| write(m).add_hashes(hs, now, &SERVER_DEFAULT_LIMITS, &mut out));
+                let large = py.allow_threads(|| {
+                    let mut f = write(m);
+                    f.add_hashes(hs, now, &SERVER_DEFAULT_LIMITS, &mut out);
+                    is_large(&f)
+                });
+                self.large.store(large, Relaxed);
                 let full = out.last() == Some(&Err(BloomError::Full));
                 each(&mut out);
                 Ok(!full)
@@ -159,7 +187,18 @@ impl BloomFilter {
     fn add(&self, item: &Bound<'_, PyAny>) -> PyResult<bool> {
         let h = self.hash(item)?;
         let now = self.time(None);
-        let added = write(&self.f).add_hashed_item(&h, now, &SERVER_DEFAULT_LIMITS);
+        let added = {
+            let mut f = write(&self.f);
+            if self.large.load(Relaxed) {
+                f.prefetch(&h);
+            }
+            let added = f.add_hashed_item(&h, now, &SERVER_DEFAULT_LIMITS);
+            // A new link or generation may have made it large.
+            if !self.large.load(Relaxed) && added.is_ok() && is_large(&f) {
+                self.large.store(true, Relaxed);
+            }
+            added
+        };
         added.map_err(|err| insert_error(&err))
     }
 
@@ -198,7 +237,7 @@ impl BloomFilter {
     #[pyo3(signature = (item, *, as_of=None))]
     fn exists(&self, item: &Bound<'_, PyAny>, as_of: Option<f64>) -> PyResult<bool> {
         let (h, now) = (self.hash(item)?, self.time(as_of));
-        Ok(self.g().contains_hash(&h, now))
+        Ok(self.lookup(&h, now))
     }
 
     /// `BF.MEXISTS`'s reply (the GIL is released meanwhile).
@@ -226,7 +265,7 @@ impl BloomFilter {
 
     fn __contains__(&self, item: &Bound<'_, PyAny>) -> PyResult<bool> {
         let (h, now) = (self.hash(item)?, self.time(None));
-        Ok(self.g().contains_hash(&h, now))
+        Ok(self.lookup(&h, now))
     }
 
     /// `BF.CARD`: items added (a windowed filter: within the live window).
@@ -320,7 +359,10 @@ impl BloomFilter {
         }
         let merged = {
             let src = other.g();
-            write(&self.f).merge_from(&[&*src], &SERVER_DEFAULT_LIMITS)
+            let mut f = write(&self.f);
+            let r = f.merge_from(&[&*src], &SERVER_DEFAULT_LIMITS);
+            self.large.store(is_large(&f), Relaxed);
+            r
         };
         merged.map_err(|err| filter_error(e::merge(&err, |i| i + 1).text()))
     }
