@@ -23,6 +23,9 @@ pub mod filter;
 mod fixture_tests;
 pub mod hash;
 pub mod payload;
+#[cfg(test)]
+#[path = "tests/plan.rs"]
+mod plan_tests;
 pub mod rdb;
 #[cfg(test)]
 #[path = "tests/readers.rs"]

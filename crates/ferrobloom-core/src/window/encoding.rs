@@ -132,6 +132,7 @@ impl Window {
             retired: Vec::new(),
             shapes: Default::default(),
             grown: Cell::new(None),
+            plan: None,
         };
         let newest = w.gen_index(last_ms);
         let mut gens = Vec::new();
