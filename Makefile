@@ -80,11 +80,23 @@ build:
 TEST_SERVERS ?= redis valkey8 valkey9 redis8
 TESTS_NOT_ON_VALKEY8 ?= migration cluster bf_window_cluster
 ALL_TESTS := $(sort $(basename $(notdir $(wildcard crates/ferrobloom/tests/*.rs))) $(patsubst crates/ferrobloom/tests/%/main.rs,%,$(wildcard crates/ferrobloom/tests/*/main.rs)))
+# crates/ferrobloom/tests/upgrade.rs runs replicas and AOF replays across two builds
+# whose sizing rules differ: the second is built with the test-only
+# `sizing-variant` feature into its own target dir, and its path passed in
+# FERROBLOOM_VARIANT_MODULE (the test fails when that file is missing).
+VARIANT_TARGET_DIR ?= $(TEST_TARGET_DIR)-variant
+VARIANT_MODULE := $(VARIANT_TARGET_DIR)/release/$(MODULE_NAME)
+export FERROBLOOM_VARIANT_MODULE := $(VARIANT_MODULE)
 CARGO_TEST := CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) test --release --features ferrobloom/fault-injection
+
+.PHONY: variant-module
+variant-module:
+	CARGO_TARGET_DIR=$(VARIANT_TARGET_DIR) $(CARGO) build --release -p ferrobloom --features ferrobloom/fault-injection,ferrobloom/sizing-variant
 
 test: deps peers
 	@$(PYTHON) scripts/check-structure.py
 	@$(MAKE) --no-print-directory lint
+	@$(MAKE) --no-print-directory variant-module
 	@set -e; total=$$(date +%s); for srv in $(TEST_SERVERS); do \
 	  start=$$(date +%s); \
 	  if [ $$srv = redis ]; then \

@@ -365,6 +365,7 @@ impl BloomChain {
         } else {
             LinkShape::with_layout(capacity, error * TIGHTENING_RATIO, layout, false)?
         };
+        let shape = variant(shape);
         let mut chain = BloomChain {
             links: Vec::new(),
             items: 0,

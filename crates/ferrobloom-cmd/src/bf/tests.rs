@@ -42,6 +42,7 @@ fn reserve_defaults_options_and_errors() {
             opts: ChainOptions::default(),
             scale_to: None,
             window_ms: None,
+            first_link: None,
         }
     );
     let p = reserve(&["bf.reserve", "k", "0.01", "10", "expansion", "4"]).unwrap();
@@ -243,6 +244,7 @@ fn insert_options_and_errors() {
             opts: ChainOptions::default(),
             scale_to: None,
             window_ms: None,
+            first_link: None,
         })
     );
     let a = insert(&[
@@ -269,6 +271,7 @@ fn insert_options_and_errors() {
             opts: ChainOptions::default(),
             scale_to: None,
             window_ms: None,
+            first_link: None,
         })
     );
     assert_eq!(a.items_from, 9);

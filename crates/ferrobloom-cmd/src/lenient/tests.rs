@@ -42,6 +42,7 @@ fn p(error: f64, capacity: u64, expansion: u32) -> CreateParams {
         opts: ChainOptions::default(),
         scale_to: None,
         window_ms: None,
+        first_link: None,
     }
 }
 

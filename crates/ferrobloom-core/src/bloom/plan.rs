@@ -181,3 +181,29 @@ pub(crate) fn variant(shape: LinkShape) -> LinkShape {
     #[cfg(not(feature = "sizing-variant"))]
     shape
 }
+
+impl BloomChain {
+    /// Replaces the first link of a chain just created (one empty link) with
+    /// `shape`, the first link its primary created (a replicated BF.RESERVE's
+    /// `SHAPES`), when it fits as a loaded header's first link would: the
+    /// same layout family, at most BF.RESERVE's capacity bound, within the
+    /// limits. False (the chain unchanged) when it does not.
+    pub fn adopt_first_link(&mut self, shape: LinkShape, limits: &Limits) -> bool {
+        let first = match &self.links[..] {
+            [l] if self.items == 0 && self.rb.is_none() => *l.shape(),
+            _ => return false,
+        };
+        if shape == first {
+            return true;
+        }
+        if !same_family(shape.layout, first.layout) || shape.entries > MAX_CAPACITY {
+            return false;
+        }
+        let old = std::mem::take(&mut self.links);
+        if self.push_link(shape, limits).is_err() {
+            self.links = old;
+            return false;
+        }
+        true
+    }
+}

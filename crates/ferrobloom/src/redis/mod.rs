@@ -19,6 +19,7 @@ pub mod membership;
 pub mod merge;
 pub mod reclaim;
 pub mod server;
+pub mod shapes;
 pub mod stats;
 pub mod trust;
 pub mod types;

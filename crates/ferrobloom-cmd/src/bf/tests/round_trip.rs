@@ -94,6 +94,7 @@ fn arbitrary_params(r: &mut Rng, max_error: f64) -> CreateParams {
         opts,
         scale_to: None,
         window_ms,
+        first_link: None,
     }
 }
 
@@ -274,6 +275,7 @@ fn reserve_args_spell_every_parameter() {
         },
         scale_to: Some(5000),
         window_ms: None,
+        first_link: None,
     };
     let s = |p: &CreateParams| {
         reserve_args(p)
