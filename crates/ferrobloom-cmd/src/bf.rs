@@ -103,7 +103,10 @@ fn reserve_strict<'a>(
     max_error: f64,
 ) -> Result<CreateParams, CmdError> {
     let n = args.count();
-    let shapes = (3..n).any(|i| args.arg(i).is_some_and(|a| a.eq_ignore_ascii_case(b"SHAPES")));
+    let shapes = (3..n).any(|i| {
+        args.arg(i)
+            .is_some_and(|a| a.eq_ignore_ascii_case(b"SHAPES"))
+    });
     let max = RESERVE_MAX_ARGS + if shapes { 2 } else { 0 };
     if !(4..=max).contains(&n) {
         return Err(CmdError::WrongArity);

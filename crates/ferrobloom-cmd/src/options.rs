@@ -22,7 +22,8 @@ use super::format::{format_arg, format_window};
 use super::params::CreateParams;
 use super::parse::{parse_f64, parse_i64};
 use ferrobloom_core::bloom::{
-    decode_shapes, encode_shapes, BloomLayout, LinkShape, ChainOptions, MAX_CAPACITY, MAX_EXPANSION, MAX_PLANNED_LINKS,
+    decode_shapes, encode_shapes, BloomLayout, ChainOptions, LinkShape, MAX_CAPACITY,
+    MAX_EXPANSION, MAX_PLANNED_LINKS,
 };
 use ferrobloom_core::window::MAX_WINDOW_MS;
 

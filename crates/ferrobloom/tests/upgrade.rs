@@ -19,7 +19,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::bf::{numbered, with_items};
+use common::bf::{numbered, rawv, with_items};
 use common::*;
 use redis::{Connection, Value};
 
@@ -65,10 +65,12 @@ fn set_clock(con: &mut Connection, offset_ms: i64) {
 
 /// Runs `cmd` and returns how many items the primary accepted (not errors).
 fn accepted(con: &mut Connection, cmd: &[&str]) -> (usize, usize) {
-    let v: Value = exec(con, cmd).unwrap();
-    match v {
+    match rawv(con, cmd) {
         Value::Array(a) => {
-            let errs = a.iter().filter(|v| matches!(v, Value::ServerError(_))).count();
+            let errs = a
+                .iter()
+                .filter(|v| matches!(v, Value::ServerError(_)))
+                .count();
             (a.len() - errs, errs)
         }
         Value::ServerError(_) => (0, 1),
@@ -83,11 +85,28 @@ fn stream(con: &mut Connection) -> (Vec<String>, usize) {
         let key = format!("c:{l}");
         exec::<Value>(
             con,
-            &["BF.RESERVE", &key, "0.01", "100", "EXPANSION", "2", "LAYOUT", l],
+            &[
+                "BF.RESERVE",
+                &key,
+                "0.01",
+                "100",
+                "EXPANSION",
+                "2",
+                "LAYOUT",
+                l,
+            ],
         )
         .unwrap();
     }
-    let opts = ["WINDOW", &W_S.to_string(), "CAPACITY", "1000", "ERROR", "0.01"].map(String::from);
+    let opts = [
+        "WINDOW",
+        &W_S.to_string(),
+        "CAPACITY",
+        "1000",
+        "ERROR",
+        "0.01",
+    ]
+    .map(String::from);
     let mut scaling: Vec<&str> = vec!["BF.INSERT", "w:scaling"];
     scaling.extend(opts.iter().map(String::as_str));
     scaling.push("ITEMS");
@@ -110,14 +129,19 @@ fn stream(con: &mut Connection) -> (Vec<String>, usize) {
             }
         }
         exec::<Value>(con, &["BF.ADD", "c:auto", &format!("auto{step}")]).unwrap();
-        exec::<Value>(con, &["BF.INSERT", "c:auto", "ITEMS", &format!("auto{step}x")]).unwrap();
+        exec::<Value>(
+            con,
+            &["BF.INSERT", "c:auto", "ITEMS", &format!("auto{step}x")],
+        )
+        .unwrap();
         let mut cmd = scaling.clone();
         cmd.extend(items.iter().map(String::as_str));
         let (ok, errs) = accepted(con, &cmd);
         assert_eq!((ok, errs), (n, 0), "w:scaling at step {step}");
-        // The non-scaling filter: a third more than its capacity per window,
-        // so its generations fill and it refuses ("non scaling filter is full").
-        let more = numbered(&format!("n{step}"), 1000 * 4 / 3 / 20 + n / 8);
+        // The non-scaling filter: a generation (5 steps) gets more than a
+        // window's capacity, so it fills and refuses ("non scaling filter is
+        // full") near the end of each generation.
+        let more = numbered(&format!("n{step}"), 1000 / 4 + n / 8);
         let mut cmd = nonscaling.clone();
         cmd.extend(more.iter().map(String::as_str));
         let (ok, errs) = accepted(con, &cmd);
@@ -155,7 +179,10 @@ fn mixed(primary_module: &PathBuf, replica_module: &PathBuf) {
     primary.wait_for_sync(&replica);
     let mut con = primary.conn();
     let (last, refused) = stream(&mut con);
-    assert!(refused > 0, "the non-scaling windowed filter filled and refused");
+    assert!(
+        refused > 0,
+        "the non-scaling windowed filter filled and refused"
+    );
     let want = digests(&mut con);
     primary.wait_for_offset(&replica);
     let mut rcon = replica.conn();
@@ -223,7 +250,10 @@ fn the_two_builds_size_the_stream_differently() {
         if k == "c:redisbloom" {
             assert_eq!(da[i], db[i], "{k}");
         } else {
-            assert_ne!(da[i], db[i], "{k}: the variant's rules must give other links");
+            assert_ne!(
+                da[i], db[i],
+                "{k}: the variant's rules must give other links"
+            );
         }
     }
 }
