@@ -239,7 +239,9 @@ impl Ctx {
         ) else {
             return;
         };
-        let mut strs: [*mut raw::RedisModuleString; 12] = [std::ptr::null_mut(); 12];
+        // The longest: BF.RESERVE's key, error, capacity, every option and
+        // SHAPES (`crate::cmd::options::RESERVE_MAX_ARGS` + 2, less the command).
+        let mut strs: [*mut raw::RedisModuleString; 24] = [std::ptr::null_mut(); 24];
         if args.len() + 1 > strs.len() {
             return;
         }
