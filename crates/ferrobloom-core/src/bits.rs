@@ -360,6 +360,42 @@ impl Words {
         }
     }
 
+    /// Gives the whole pages of bytes `[from, from + max)` of the array back
+    /// to the kernel (`madvise(MADV_DONTNEED)`): they read as zero afterwards.
+    /// Returns where the range ended (the array's byte length at the end).
+    /// For an array about to be freed: its pages are then released in steps
+    /// of bounded cost, and the free itself tears down no resident pages.
+    pub fn release_pages(&mut self, from: usize, max: usize) -> usize {
+        let bytes = std::mem::size_of_val(&*self.lines);
+        let end = from.saturating_add(max).min(bytes);
+        #[cfg(target_os = "linux")]
+        {
+            const PAGE: usize = 4096;
+            let start = self.lines.as_mut_ptr() as usize;
+            let first = (start + from).div_ceil(PAGE) * PAGE;
+            let last = (start + end) / PAGE * PAGE;
+            if last > first {
+                // SAFETY: whole pages inside our own allocation (from the
+                // first page boundary at or after `from` to the last at or
+                // before `end`), which nothing else maps; anonymous memory
+                // reads as zero after MADV_DONTNEED, a valid value of every word.
+                unsafe {
+                    libc::madvise(
+                        first as *mut libc::c_void,
+                        last - first,
+                        libc::MADV_DONTNEED,
+                    )
+                };
+            }
+        }
+        end
+    }
+
+    /// Bytes of the array's allocation (what [`release_pages`](Self::release_pages) walks).
+    pub fn alloc_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.lines)
+    }
+
     /// The little-endian byte view (what gets persisted).
     pub fn as_bytes(&self) -> &[u8] {
         // SAFETY: u64 has no padding and every byte pattern is a valid u8; the

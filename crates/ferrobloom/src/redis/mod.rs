@@ -17,6 +17,7 @@ pub mod info;
 pub mod key;
 pub mod membership;
 pub mod merge;
+pub mod reclaim;
 pub mod server;
 pub mod stats;
 pub mod trust;

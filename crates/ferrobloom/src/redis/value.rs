@@ -9,7 +9,9 @@ use ferrobloom_core::filter::BloomFilter;
 use ferrobloom_core::payload::Payload;
 use ferrobloom_core::relocate::Pass;
 
-/// What the data-type callbacks need from a filter (loading is [`Payload`]).
+/// What the data-type callbacks need from a filter (loading is [`Payload`],
+/// and so is the clock rule after a load: `Payload::anchor_clock`, the core's,
+/// which the local loaders apply too).
 pub trait FilterValue: Payload {
     /// RedisBloom's type name (9 characters).
     const TYPE_NAME: &'static CStr;
@@ -31,28 +33,11 @@ pub trait FilterValue: Payload {
     fn figures(&self) -> Figures;
     /// The gauges of its type.
     fn gauges() -> &'static Gauges;
-    /// Whether the type has windowed values (RDB scheme 2).
-    const WINDOWED: bool = false;
-    fn is_windowed(&self) -> bool {
-        false
-    }
-    /// After a load: a windowed filter's time goes on from its newest change
-    /// if that lies ahead of the server clock `now` (`Window::anchor`).
-    fn anchor_clock(&mut self, _now: u64) {}
 }
 
 impl FilterValue for BloomFilter {
     const TYPE_NAME: &'static CStr = c"MBbloom--";
     const LOADCHUNK: &'static CStr = c"BF.LOADCHUNK";
-    const WINDOWED: bool = true;
-    fn is_windowed(&self) -> bool {
-        self.as_window().is_some()
-    }
-    fn anchor_clock(&mut self, now: u64) {
-        if let Some(w) = self.as_window_mut() {
-            w.anchor(now);
-        }
-    }
     fn header(&self) -> Vec<u8> {
         self.encode_header()
     }
