@@ -18,7 +18,7 @@
 //! a filter's lock while it holds a Java array pinned, and never calls Java
 //! code while it holds a filter's lock.
 
-use jni::objects::{JByteArray, JClass, JIntArray, JLongArray, JObject, JObjectArray, JValue};
+use jni::objects::{JByteArray, JClass, JIntArray, JLongArray, JObject, JObjectArray};
 use jni::sys::{jbyteArray, jint, jlong};
 use jni::JNIEnv;
 
@@ -390,20 +390,4 @@ pub extern "system" fn Java_io_ferrobloom_Native_fromChunks<'l>(
             k => Err(bad_kind(k)),
         }
     })
-}
-
-/// Calls `out.write(buf, 0, n)` (a helper for `stream.rs`).
-pub(crate) fn call_write(
-    env: &mut JNIEnv<'_>,
-    out: &JObject<'_>,
-    buf: &JByteArray<'_>,
-    n: usize,
-) -> Result<()> {
-    env.call_method(
-        out,
-        "write",
-        "([BII)V",
-        &[JValue::Object(buf), JValue::Int(0), JValue::Int(n as jint)],
-    )?;
-    Ok(())
 }

@@ -11,7 +11,6 @@ use jni::objects::{JByteArray, JObject, JValue};
 use jni::sys::jint;
 use jni::JNIEnv;
 
-use crate::call_write;
 use crate::error::{Error, Result};
 use crate::ffi::{as_jbytes, as_jbytes_mut};
 
@@ -25,6 +24,22 @@ pub(crate) fn write_all(env: &mut JNIEnv<'_>, out: &JObject<'_>, bytes: &[u8]) -
         env.set_byte_array_region(&buf, 0, as_jbytes(block))?;
         call_write(env, out, &buf, block.len())?;
     }
+    Ok(())
+}
+
+/// Calls `out.write(buf, 0, n)`.
+fn call_write(
+    env: &mut JNIEnv<'_>,
+    out: &JObject<'_>,
+    buf: &JByteArray<'_>,
+    n: usize,
+) -> Result<()> {
+    env.call_method(
+        out,
+        "write",
+        "([BII)V",
+        &[JValue::Object(buf), JValue::Int(0), JValue::Int(n as jint)],
+    )?;
     Ok(())
 }
 
