@@ -152,7 +152,8 @@ java: deps
 # The Java library's tests (JUnit 5 through Maven Surefire, java/src/test): the JNI library
 # built in $(TEST_TARGET_DIR) (where `make test` built it), the module `make test` built, and
 # real servers the tests start: Redis 7.0 (redis-server), Valkey 9.1.2 and Redis 8.2.3 from
-# `scripts/peers.sh` (JAVA_TEST_SERVERS picks them). Maven fetches its plugins and test
+# `scripts/peers.sh` (JAVA_TEST_SERVERS picks them), and RedisBloom 2.8.2 when peers.sh
+# fetches it (its tests are skipped otherwise). Maven fetches its plugins and test
 # dependencies into ~/.m2 on the first run and works offline from then on.
 JAVA_TEST_SERVERS ?= valkey9 redis8
 java-test:
@@ -166,10 +167,11 @@ java-test:
 	  if [ -z "$$bin" ]; then echo "=== make test: $$p not available (scripts/peers.sh $$p failed) ===" >&2; exit 1; fi; \
 	  servers="$$servers,$$bin"; \
 	done; \
-	echo "=== make test: Java library (java/, servers: $$servers) ==="; \
+	rb=$$(scripts/peers.sh redisbloom 2>/dev/null | sed -n 's/^redisbloom=//p'); \
+	echo "=== make test: Java library (java/, servers: $$servers$${rb:+, RedisBloom: $$rb}) ==="; \
 	cd java && $(MVN) -B --no-transfer-progress test \
 	  -Dferrobloom.native.dir=$(TEST_TARGET_DIR)/release \
-	  -Dferrobloom.module=$$so -Dferrobloom.servers=$$servers
+	  -Dferrobloom.module=$$so -Dferrobloom.servers=$$servers -Dferrobloom.redisbloom=$$rb
 
 # Release artifact: dist/ferrobloom-<version>-linux-<arch>.tar.gz (+ .sha256): the module
 # built without the fault-injection feature in CARGO_TARGET_DIR (never TEST_TARGET_DIR, whose

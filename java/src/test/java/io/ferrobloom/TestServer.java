@@ -83,7 +83,12 @@ final class TestServer implements AutoCloseable {
     }
 
     static TestServer start(String binary, String... extraArgs) throws Exception {
-        String module = module();
+        return startWith(binary, module(), extraArgs);
+    }
+
+    /** A server loading {@code module} (RedisBloom's, for the side-by-side tests). */
+    static TestServer startWith(String binary, String module, String... extraArgs)
+            throws Exception {
         for (int i = 0; i < ATTEMPTS; i++) {
             TestServer s = tryStart(binary, module, extraArgs);
             if (s != null) {
