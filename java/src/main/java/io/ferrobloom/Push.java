@@ -48,6 +48,11 @@ final class Push {
 
         /** The commands between MULTI and EXEC; their replies (an error reply throws). */
         List<Object> transaction(List<byte[][]> commands);
+
+        /** {@code CONFIG GET name}'s value, or -1 when the server has none or refuses. */
+        default long config(String name) {
+            return Push.config(this, name);
+        }
     }
 
     static byte[][] cmd(Object... parts) {
@@ -138,7 +143,7 @@ final class Push {
     static long config(Wire w, String name) {
         Object r;
         try {
-            r = w.call(cmd("CONFIG", "GET", "bf." + name));
+            r = w.call(cmd("CONFIG", "GET", name));
         } catch (RuntimeException e) {
             return -1;
         }
@@ -148,9 +153,13 @@ final class Push {
         } else if (r instanceof Map<?, ?> m && !m.isEmpty()) {
             v = m.values().iterator().next();
         }
+        return number(v instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : v);
+    }
+
+    /** A config value as a number, or -1. */
+    static long number(Object v) {
         try {
-            return v instanceof byte[] b ? Long.parseLong(new String(b, StandardCharsets.UTF_8))
-                    : v != null ? Long.parseLong(v.toString()) : -1;
+            return v != null ? Long.parseLong(v.toString()) : -1;
         } catch (NumberFormatException e) {
             return -1;
         }
@@ -164,13 +173,13 @@ final class Push {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(filter, "filter");
         String kind = filter.kind();
-        long maxBytes = config(w, "max-filter-memory");
+        long maxBytes = w.config("bf.max-filter-memory");
         if (filter instanceof BloomFilter b) {
             b.checkLimits(maxBytes, (int) Math.min(Integer.MAX_VALUE,
-                    config(w, "bf-max-links")));
+                    w.config("bf.bf-max-links")));
         } else {
             ((CuckooFilter) filter).checkLimits(maxBytes, (int) Math.min(Integer.MAX_VALUE,
-                    config(w, "cf-max-expansions")));
+                    w.config("bf.cf-max-expansions")));
         }
         if (!replace && truthy(w.call(cmd("EXISTS", key)))) {
             throw new FilterException("ERR item exists");
