@@ -178,6 +178,36 @@ class JedisTransferTest {
         assertTrue(s.jedis.keys("*").isEmpty());
     }
 
+    /** The ACL rule docs/clients.md gives for a user confined to the keys {@code app:*}. */
+    @ParameterizedTest
+    @MethodSource("servers")
+    void anAclUserWithTheDocumentedRule(String binary) throws Exception {
+        TestServer s = server(binary);
+        s.call("ACL", "SETUSER", "loader", "reset", "on", ">secret", "~app:*", "~{app:*",
+                "+exists", "+del", "+expire", "+persist", "+rename", "+renamenx", "+multi",
+                "+exec", "+type", "+bf.loadchunk", "+bf.scandump", "+cf.loadchunk",
+                "+cf.scandump");
+        try (redis.clients.jedis.Jedis j = new redis.clients.jedis.Jedis("127.0.0.1", s.port);
+                BloomFilter b = BloomFilter.create(1000);
+                CuckooFilter c = CuckooFilter.create(1000)) {
+            j.auth("loader", "secret");
+            b.putAll(BloomFilterTest.items("acl", 300));
+            c.addAll(BloomFilterTest.items("acl", 300));
+            JedisTransfer.push(j, "app:seen", b, false);
+            JedisTransfer.push(j, "app:seen", b, true);
+            JedisTransfer.push(j, "app:cf", c, false);
+            assertServerHas(s, "app:seen", b);
+            assertServerHas(s, "app:cf", c);
+            JedisDataException e = assertThrows(JedisDataException.class,
+                    () -> JedisTransfer.push(j, "other", b, true));
+            assertTrue(e.getMessage().contains("NOPERM"), e.getMessage());
+            assertFalse(s.jedis.exists("other"));
+            assertTrue(s.jedis.keys("*ferrobloom-push*").isEmpty());
+        } finally {
+            s.call("ACL", "DELUSER", "loader");
+        }
+    }
+
     @Test
     void pooledClients() throws Exception {
         TestServer s = server(TestServer.servers().get(0));
