@@ -137,16 +137,19 @@ python-test:
 	echo "=== make test: Python package (python/tests) ==="; \
 	FERROBLOOM_MODULE=$$so $(PY_VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests
 
-# The Java library (java/): the JNI library (java/native, ferrobloom-jni) built in release,
-# then the Maven project packaged with it inside the jar (/native/linux-x86_64/), tests
+# The Java library (java/): the JNI library (java/native, ferrobloom-jni) built in release and
+# stripped of debug info, then the Maven project packaged with it inside the jar
+# (/native/linux-x86_64/), tests
 # skipped (they need servers: `make java-test`). `mvn -f java install` after `make java` puts
 # it in ~/.m2 as io.ferrobloom:ferrobloom.
 JAVA_JAR := java/target/ferrobloom-$(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1).jar
 .PHONY: java java-test
 java: deps
 	$(CARGO) build --release -p ferrobloom-jni
+	@mkdir -p $(CARGO_TARGET_DIR)/java-native
+	objcopy --strip-debug $(CARGO_TARGET_DIR)/release/libferrobloom_jni.so $(CARGO_TARGET_DIR)/java-native/libferrobloom_jni.so
 	cd java && $(MVN) -q -B --no-transfer-progress package -DskipTests \
-	  -Dferrobloom.native.dir=$(CARGO_TARGET_DIR)/release
+	  -Dferrobloom.native.dir=$(CARGO_TARGET_DIR)/java-native
 	@echo "jar: $(CURDIR)/$(JAVA_JAR)"
 
 # The Java library's tests (JUnit 5 through Maven Surefire, java/src/test): the JNI library
