@@ -5,17 +5,20 @@ import java.util.ArrayList;
 import java.util.List;
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.AbstractTransaction;
+import redis.clients.jedis.Connection;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.Pipeline;
 import redis.clients.jedis.Response;
 import redis.clients.jedis.Transaction;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.commands.ProtocolCommand;
+import redis.clients.jedis.util.JedisClusterCRC16;
 
 /**
  * Moving filters to a server over Jedis (an optional dependency: a program that uses this class
- * brings Jedis): a {@link Jedis} connection, or a {@link UnifiedJedis} such as {@code
- * JedisPooled}. What push promises: {@code Push}'s documentation, docs/clients.md.
+ * brings Jedis): a {@link Jedis} connection, a {@link UnifiedJedis} such as {@code
+ * JedisPooled}, or a {@link JedisCluster}. What push promises: {@code Push}'s documentation, docs/clients.md.
  *
  * <pre>{@code
  * try (BloomFilter f = BloomFilter.create(100_000_000, 0.01)) {
@@ -49,6 +52,22 @@ public final class JedisTransfer {
 
     public static void push(UnifiedJedis client, byte[] key, Filter filter, boolean replace) {
         Push.push(new UnifiedWire(client), key, filter, replace);
+    }
+
+    /**
+     * {@link #push(Jedis, String, Filter, boolean)} into a Redis Cluster: the key and the
+     * temporary key share a slot, so the whole push runs on one connection to the primary that
+     * serves it (JedisCluster has no transactions of its own). A slot that moves during the push
+     * fails it, leaving the key as it was.
+     */
+    public static void push(JedisCluster client, String key, Filter filter, boolean replace) {
+        push(client, key.getBytes(StandardCharsets.UTF_8), filter, replace);
+    }
+
+    public static void push(JedisCluster client, byte[] key, Filter filter, boolean replace) {
+        try (Connection c = client.getConnectionFromSlot(JedisClusterCRC16.getSlot(key))) {
+            push(new Jedis(c), key, filter, replace);
+        }
     }
 
     static ProtocolCommand command(byte[] name) {

@@ -1,0 +1,96 @@
+package io.ferrobloom;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.util.JedisClusterCRC16;
+
+/**
+ * push through JedisCluster into a three-primary cluster: keys of every slot third land on the
+ * primary that serves them, walk and answer as the Java filter, and an existing key is refused
+ * without replace.
+ */
+class ClusterTest {
+
+    static Stream<String> servers() {
+        return TestServer.servers().stream();
+    }
+
+    /** Three primaries, each serving a third of the slots. */
+    static List<TestServer> cluster(String binary) throws Exception {
+        List<TestServer> nodes = new ArrayList<>();
+        List<Integer> busPorts = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            int bus = TestServer.freePort();
+            busPorts.add(bus);
+            nodes.add(TestServer.start(binary, "--cluster-enabled", "yes",
+                    "--cluster-port", Integer.toString(bus),
+                    "--cluster-config-file", "nodes-" + bus + ".conf"));
+        }
+        int[][] ranges = {{0, 5460}, {5461, 10922}, {10923, 16383}};
+        for (int i = 0; i < 3; i++) {
+            nodes.get(i).call("CLUSTER", "ADDSLOTSRANGE", ranges[i][0], ranges[i][1]);
+        }
+        for (int i = 1; i < 3; i++) {
+            nodes.get(0).call("CLUSTER", "MEET", "127.0.0.1", nodes.get(i).port, busPorts.get(i));
+        }
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        for (TestServer n : nodes) {
+            while (!n.jedis.clusterInfo().contains("cluster_state:ok")
+                    || n.jedis.clusterNodes().lines().count() < 3) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the cluster did not form");
+                }
+                Thread.sleep(100);
+            }
+        }
+        return nodes;
+    }
+
+    @ParameterizedTest
+    @MethodSource("servers")
+    void pushThroughJedisCluster(String binary) throws Exception {
+        List<TestServer> nodes = cluster(binary);
+        try (JedisCluster jc = new JedisCluster(new HostAndPort("127.0.0.1", nodes.get(0).port));
+                BloomFilter b = BloomFilter.create(1000, 0.01);
+                CuckooFilter c = CuckooFilter.create(1000)) {
+            b.putAll(ServerIdentityTest.ITEMS);
+            c.insert(ServerIdentityTest.ITEMS.subList(0, 800));
+            Set<Integer> thirds = new HashSet<>();
+            for (String key : List.of("a", "b", "c", "d", "e", "f", "{user:7}:seen", "a}b{")) {
+                int slot = JedisClusterCRC16.getSlot(key);
+                thirds.add(slot / 5461);
+                TestServer owner = nodes.get(Math.min(2, slot / 5461 - (slot == 10922 ? 1 : 0)));
+                JedisTransfer.push(jc, key, b, false);
+                JedisTransfer.push(jc, key + ":cf{" + key + "}", c, false);
+                ServerIdentityTest.assertSameWalk("BF", b.chunks(), owner.scandump("BF", key));
+                assertArrayEquals(b.mightContainAll(ServerIdentityTest.PROBES),
+                        ServerIdentityTest.serverMexists(owner, "BF", key));
+                assertEquals(-1L, owner.jedis.ttl(key));
+                FilterException e = assertThrows(FilterException.class,
+                        () -> JedisTransfer.push(jc, key, b, false));
+                assertEquals("ERR item exists", e.getMessage());
+                JedisTransfer.push(jc, key, b, true);
+            }
+            assertEquals(3, thirds.size(), "keys on every primary");
+            for (TestServer n : nodes) {
+                assertTrue(n.jedis.keys("*ferrobloom-push*").isEmpty());
+            }
+        } finally {
+            for (TestServer n : nodes) {
+                n.close();
+            }
+        }
+    }
+}
