@@ -59,3 +59,25 @@ def test_vectors_load_answer_and_reencode(v):
         for i in range(0, n // 2, 7):
             assert g.delete(make_vectors.item(i))
     assert g.to_bytes() == data
+
+
+def test_routing_vectors():
+    """ShardedBloomFilter's routing and key names (tests/vectors/routing.tsv, which the Java
+    RoutingTest reads too) are what they were when written."""
+    from ferrobloom._sharded import encode, shard_keys, shard_of
+
+    with open(os.path.join(DIR, "routing.tsv")) as f:
+        lines = f.read().splitlines()
+    assert lines[0] == "item_hex\tshards_16\tshards_7\tshards_1000"
+    items = make_vectors.routing_items()
+    rows = [line.split("\t") for line in lines[1:] if not line.startswith("keys:")]
+    assert len(rows) == len(items)
+    for x, (hx, s16, s7, s1000) in zip(items, rows):
+        b = encode(x)
+        assert b.hex() == hx
+        assert (shard_of(b, 16), shard_of(b, 7), shard_of(b, 1000)) == (int(s16), int(s7), int(s1000))
+    keys = [line.split("\t") for line in lines[1:] if line.startswith("keys:")]
+    assert len(keys) == 3
+    for spec, names in keys:
+        name, n = spec[len("keys:"):].rsplit(":", 1)
+        assert shard_keys(name, int(n)) == names.split(" ")

@@ -14,7 +14,12 @@ integer i (its decimal text) for even i, added in order; the probes are items
 items i < n/2 with i % 7 == 0. `as_of_ms` (windowed filters) is the time the
 answers hold at; `after_ms` a time when nothing is live any more.
 
-Usage: python tests/vectors/make_vectors.py  (with the package installed)
+`routing.tsv`: the routing of the package's ShardedBloomFilter (which shard
+holds an item, `BLAKE2b-64(item) mod shards`, and the shards' key names), so
+that a writer in one language and a reader in another agree on it.
+
+Usage: python tests/vectors/make_vectors.py  (with the package installed; a
+file that exists is never rewritten)
 """
 import os
 import time
@@ -71,7 +76,34 @@ def build(kind, args):
     return ferrobloom.BloomFilter(args[1], args[0], **kw)
 
 
+def routing_items():
+    """Items of every kind a client sends: texts (ASCII and not), integers, bytes."""
+    out = ["", "a", "clicks:2026-11-28", "ü✓", "x" * 200]
+    out += ["user-%d" % i for i in range(200)]
+    out += list(range(-5, 100)) + [2**63 - 1, -(2**63)]
+    out += [bytes([i]) * (i % 17) for i in range(1, 40)]
+    return out
+
+
+def write_routing(path):
+    from ferrobloom._sharded import encode, shard_keys, shard_of
+
+    rows = ["item_hex\tshards_16\tshards_7\tshards_1000"]
+    for x in routing_items():
+        b = encode(x)
+        rows.append("%s\t%d\t%d\t%d" % (b.hex(), shard_of(b, 16), shard_of(b, 7), shard_of(b, 1000)))
+    for name, n in (("clicks", 16), ("seen", 5), ("a{b}", 3)):
+        rows.append("keys:%s:%d\t%s" % (name, n, " ".join(shard_keys(name, n))))
+    with open(path, "w") as out:
+        out.write("\n".join(rows) + "\n")
+
+
 def main():
+    routing = os.path.join(HERE, "routing.tsv")
+    if not os.path.exists(routing):
+        write_routing(routing)
+    if os.path.exists(os.path.join(HERE, "vectors.tsv")):
+        return
     rows = ["file\tkind\targs\titems\tas_of_ms\tafter_ms\tanswers\tinfo"]
     for name, kind, args, n in CASES:
         f = build(kind, args)

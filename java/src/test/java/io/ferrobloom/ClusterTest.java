@@ -58,6 +58,65 @@ class ClusterTest {
         return nodes;
     }
 
+    /**
+     * ShardedBloomFilter over the cluster: its keys spread over every primary; batches answer
+     * per item in order; shards built offline from route() with the same items are the
+     * server's shards byte for byte; pushed, they answer as the server-built ones.
+     */
+    @ParameterizedTest
+    @MethodSource("servers")
+    void shardedFilterOverTheCluster(String binary) throws Exception {
+        List<TestServer> nodes = cluster(binary);
+        try (JedisCluster jc = new JedisCluster(new HostAndPort("127.0.0.1", nodes.get(0).port))) {
+            ShardedBloomFilter s = new ShardedBloomFilter(jc, "clicks", 16);
+            Set<Integer> primaries = new HashSet<>();
+            for (String k : s.keys()) {
+                primaries.add(JedisClusterCRC16.getSlot(k) * 3 / 16384);
+            }
+            assertEquals(3, primaries.size());
+            s.create(16_000, 0.01);
+            List<Object> items = new ArrayList<>(BloomFilterTest.items("click-", 5000));
+            for (long i = 0; i < 1000; i++) {
+                items.add(i);
+            }
+            List<Object> added = s.addAll(items);
+            assertEquals(items.size(), added.size());
+            int fresh = 0;
+            for (Object a : added) {
+                fresh += Boolean.TRUE.equals(a) ? 1 : 0;
+            }
+            assertEquals(fresh, s.cardinality());
+            boolean[] found = s.mightContainAll(items);
+            for (boolean f : found) {
+                assertTrue(f);
+            }
+            List<Object> probes = new ArrayList<>(BloomFilterTest.items("other-", 3000));
+            List<BloomFilter> local = s.localShards(16_000, BloomFilter.builder().errorRate(0.01));
+            try {
+                List<List<byte[]>> routed = s.route(items);
+                for (int i = 0; i < 16; i++) {
+                    local.get(i).putAll(routed.get(i));
+                    String key = s.keys().get(i);
+                    TestServer owner = nodes.get(JedisClusterCRC16.getSlot(key) * 3 / 16384);
+                    ServerIdentityTest.assertSameWalk("BF", local.get(i).chunks(),
+                            owner.scandump("BF", key));
+                }
+                ShardedBloomFilter copy = new ShardedBloomFilter(jc, "copy", 16);
+                copy.push(local, false);
+                assertArrayEquals(s.mightContainAll(probes), copy.mightContainAll(probes));
+                assertEquals(s.cardinality(), copy.cardinality());
+                s.delete();
+                assertEquals(0, s.cardinality());
+            } finally {
+                local.forEach(BloomFilter::close);
+            }
+        } finally {
+            for (TestServer n : nodes) {
+                n.close();
+            }
+        }
+    }
+
     @ParameterizedTest
     @MethodSource("servers")
     void pushThroughJedisCluster(String binary) throws Exception {
