@@ -176,7 +176,8 @@ java-test:
 	  -Dferrobloom.native.dir=$(TEST_TARGET_DIR)/release \
 	  -Dferrobloom.module=$$so -Dferrobloom.servers=$$servers -Dferrobloom.redisbloom=$$rb
 
-# Release artifact: dist/ferrobloom-<version>-linux-<arch>.tar.gz (+ .sha256): the module
+# Release artifacts: the Java library's jar, dist/ferrobloom-<version>.jar (+ .sha256, `make
+# java`), and dist/ferrobloom-<version>-linux-<arch>.tar.gz (+ .sha256): the module
 # built without the fault-injection feature in CARGO_TARGET_DIR (never TEST_TARGET_DIR, whose
 # .so the integration tests load) and stripped of debug info, redis.conf.example (loading
 # ./libferrobloom.so), README.md, LICENSE and SHA256SUMS. `make dist-check` (the last step of
@@ -196,6 +197,10 @@ dist:
 	(cd $(DIST_DIR) && sha256sum $(DIST_NAME).tar.gz > $(DIST_NAME).tar.gz.sha256); \
 	rm -rf "$$stage"; \
 	echo "dist: $(DIST_DIR)/$(DIST_NAME).tar.gz ($$(du -k $(DIST_DIR)/$(DIST_NAME).tar.gz | cut -f1) KiB)"
+	@$(MAKE) --no-print-directory java
+	@cp -f $(JAVA_JAR) $(DIST_DIR)/ferrobloom-$(DIST_VERSION).jar
+	@(cd $(DIST_DIR) && sha256sum ferrobloom-$(DIST_VERSION).jar > ferrobloom-$(DIST_VERSION).jar.sha256)
+	@echo "dist: $(DIST_DIR)/ferrobloom-$(DIST_VERSION).jar ($$(du -k $(DIST_DIR)/ferrobloom-$(DIST_VERSION).jar | cut -f1) KiB)"
 dist-check: dist
 	@scripts/dist-check.sh $(DIST_DIR)/$(DIST_NAME).tar.gz
 
