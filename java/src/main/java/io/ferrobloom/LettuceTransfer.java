@@ -5,6 +5,9 @@ import io.lettuce.core.TransactionResult;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.codec.RedisCodec;
 import io.lettuce.core.output.CommandOutput;
@@ -36,6 +39,27 @@ public final class LettuceTransfer {
     public static <K, V> void push(StatefulRedisConnection<K, V> connection, byte[] key,
             Filter filter, boolean replace) {
         Push.push(new Wire<>(connection), key, filter, replace);
+    }
+
+    /**
+     * The push into a Redis Cluster: on the cluster connection's connection to the primary
+     * serving the key's slot, which the temporary key shares. That node connection is the
+     * cluster connection's own, so the cluster connection must not be used by other threads
+     * during the push. A slot that moves during the push fails it, leaving the key as it was.
+     */
+    public static <K, V> void push(StatefulRedisClusterConnection<K, V> cluster, String key,
+            Filter filter, boolean replace) {
+        push(cluster, key.getBytes(StandardCharsets.UTF_8), filter, replace);
+    }
+
+    public static <K, V> void push(StatefulRedisClusterConnection<K, V> cluster, byte[] key,
+            Filter filter, boolean replace) {
+        int slot = SlotHash.getSlot(key);
+        RedisClusterNode node = cluster.getPartitions().getMasterBySlot(slot);
+        if (node == null) {
+            throw new FilterException("ERR no primary serves slot " + slot);
+        }
+        push(cluster.getConnection(node.getNodeId()), key, filter, replace);
     }
 
     static ProtocolKeyword keyword(byte[] name) {

@@ -17,7 +17,7 @@ import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.util.JedisClusterCRC16;
 
 /**
- * push through JedisCluster into a three-primary cluster: keys of every slot third land on the
+ * push through JedisCluster and Lettuce's cluster client into a three-primary cluster: keys of every slot third land on the
  * primary that serves them, walk and answer as the Java filter, and an existing key is refused
  * without replace.
  */
@@ -143,6 +143,23 @@ class ClusterTest {
                 JedisTransfer.push(jc, key, b, true);
             }
             assertEquals(3, thirds.size(), "keys on every primary");
+            // The same through Lettuce's cluster client.
+            io.lettuce.core.cluster.RedisClusterClient lc = io.lettuce.core.cluster
+                    .RedisClusterClient.create("redis://127.0.0.1:" + nodes.get(1).port);
+            try (var conn = lc.connect()) {
+                for (String key : List.of("la", "lb", "lc", "ld", "{user:8}:x")) {
+                    int slot = JedisClusterCRC16.getSlot(key);
+                    TestServer owner = nodes.get(slot <= 5460 ? 0 : slot <= 10922 ? 1 : 2);
+                    LettuceTransfer.push(conn, key, b, false);
+                    ServerIdentityTest.assertSameWalk("BF", b.chunks(), owner.scandump("BF", key));
+                    assertThrows(FilterException.class,
+                            () -> LettuceTransfer.push(conn, key, c, false));
+                    LettuceTransfer.push(conn, key, c, true);
+                    ServerIdentityTest.assertSameWalk("CF", c.chunks(), owner.scandump("CF", key));
+                }
+            } finally {
+                lc.shutdown();
+            }
             for (TestServer n : nodes) {
                 assertTrue(n.jedis.keys("*ferrobloom-push*").isEmpty());
             }
