@@ -17,7 +17,7 @@ use ferrobloom_core::filter::BloomFilter as Core;
 
 use crate::error::{guard, Error, Result};
 use crate::ffi::{new_handle, slot, Slot};
-use crate::{booleans, byte_arrays, bytes, longs, now_ms, Items};
+use crate::{booleans, byte_arrays, longs, now_ms, with_item, Items};
 
 /// The exception for an item the filter refused, with the server's text
 /// (`BF.ADD` / `BF.MADD`'s error reply).
@@ -96,10 +96,14 @@ pub extern "system" fn Java_io_ferrobloom_Native_bfAdd<'l>(
     item: JByteArray<'l>,
 ) -> jboolean {
     guard(&mut env, 0, |env| {
-        let item = bytes(env, &item)?;
-        let added = slot::<Core>(h)?.with_mut(|f| {
-            f.add_item(&item, now_ms(), &SERVER_DEFAULT_LIMITS)
-                .map_err(|err| insert_error(&err))
+        let s = slot::<Core>(h)?;
+        let added = with_item(env, &item, |item| {
+            s.with_mut(|f| {
+                // The clock is read for windowed filters only.
+                let now = if f.as_window().is_some() { now_ms() } else { 0 };
+                f.add_item(item, now, &SERVER_DEFAULT_LIMITS)
+                    .map_err(|err| insert_error(&err))
+            })
         })?;
         Ok(jboolean::from(added))
     })
@@ -152,8 +156,16 @@ pub extern "system" fn Java_io_ferrobloom_Native_bfContains<'l>(
     at_ms: jlong,
 ) -> jboolean {
     guard(&mut env, 0, |env| {
-        let item = bytes(env, &item)?;
-        let found = slot::<Core>(h)?.with(|f| Ok(f.contains_item(&item, at(at_ms))))?;
+        let s = slot::<Core>(h)?;
+        let found = with_item(env, &item, |item| {
+            s.with(|f| {
+                let now = match f.as_window() {
+                    Some(_) => at(at_ms),
+                    None => 0,
+                };
+                Ok(f.contains_item(item, now))
+            })
+        })?;
         Ok(jboolean::from(found))
     })
 }

@@ -14,7 +14,7 @@ use ferrobloom_core::dump::{cuckoo_insert_items, SERVER_DEFAULT_LIMITS};
 
 use crate::error::{guard, Error, Result};
 use crate::ffi::{new_handle, slot};
-use crate::{booleans, byte_arrays, bytes, longs, Items};
+use crate::{booleans, byte_arrays, longs, with_item, Items};
 
 /// The exception for an item that found no room, with the server's text.
 fn insert_error(err: &CuckooError) -> Error {
@@ -80,17 +80,19 @@ pub extern "system" fn Java_io_ferrobloom_Native_cfAdd<'l>(
     nx: jboolean,
 ) -> jboolean {
     guard(&mut env, 0, |env| {
-        let item = bytes(env, &item)?;
         let l = SERVER_DEFAULT_LIMITS;
-        let added = slot::<Core>(h)?.with_mut(|f| {
-            check_expansions(f)?;
-            let hash = f.hash(&item);
-            if nx != 0 {
-                f.insert_unique(&hash, l.max_filters, l.max_bytes)
-            } else {
-                f.insert(&hash, l.max_filters, l.max_bytes).map(|()| true)
-            }
-            .map_err(|err| insert_error(&err))
+        let s = slot::<Core>(h)?;
+        let added = with_item(env, &item, |item| {
+            s.with_mut(|f| {
+                check_expansions(f)?;
+                let hash = f.hash(item);
+                if nx != 0 {
+                    f.insert_unique(&hash, l.max_filters, l.max_bytes)
+                } else {
+                    f.insert(&hash, l.max_filters, l.max_bytes).map(|()| true)
+                }
+                .map_err(|err| insert_error(&err))
+            })
         })?;
         Ok(jboolean::from(added))
     })
@@ -144,8 +146,8 @@ pub extern "system" fn Java_io_ferrobloom_Native_cfContains<'l>(
     item: JByteArray<'l>,
 ) -> jboolean {
     guard(&mut env, 0, |env| {
-        let item = bytes(env, &item)?;
-        let found = slot::<Core>(h)?.with(|f| Ok(f.contains(&f.hash(&item))))?;
+        let s = slot::<Core>(h)?;
+        let found = with_item(env, &item, |item| s.with(|f| Ok(f.contains(&f.hash(item)))))?;
         Ok(jboolean::from(found))
     })
 }
@@ -175,8 +177,10 @@ pub extern "system" fn Java_io_ferrobloom_Native_cfCount<'l>(
     item: JByteArray<'l>,
 ) -> jlong {
     guard(&mut env, 0, |env| {
-        let item = bytes(env, &item)?;
-        slot::<Core>(h)?.with(|f| Ok(f.count(&f.hash(&item)) as jlong))
+        let s = slot::<Core>(h)?;
+        with_item(env, &item, |item| {
+            s.with(|f| Ok(f.count(&f.hash(item)) as jlong))
+        })
     })
 }
 
@@ -188,10 +192,12 @@ pub extern "system" fn Java_io_ferrobloom_Native_cfDelete<'l>(
     item: JByteArray<'l>,
 ) -> jboolean {
     guard(&mut env, 0, |env| {
-        let item = bytes(env, &item)?;
-        let gone = slot::<Core>(h)?.with_mut(|f| {
-            let hash = f.hash(&item);
-            Ok(f.delete(&hash))
+        let s = slot::<Core>(h)?;
+        let gone = with_item(env, &item, |item| {
+            s.with_mut(|f| {
+                let hash = f.hash(item);
+                Ok(f.delete(&hash))
+            })
         })?;
         Ok(jboolean::from(gone))
     })

@@ -52,6 +52,27 @@ pub(crate) fn bytes(env: &JNIEnv<'_>, a: &JByteArray<'_>) -> Result<Vec<u8>> {
     Ok(env.convert_byte_array(a)?)
 }
 
+/// Runs `f` on an item's bytes, copied out of its Java array (onto the stack
+/// when short: single-item calls allocate nothing).
+pub(crate) fn with_item<R>(
+    env: &JNIEnv<'_>,
+    a: &JByteArray<'_>,
+    f: impl FnOnce(&[u8]) -> Result<R>,
+) -> Result<R> {
+    if a.is_null() {
+        return Err(Error::Null("item"));
+    }
+    let n = usize::try_from(env.get_array_length(a)?).unwrap_or(0);
+    let mut stack = [0u8; 256];
+    match stack.get_mut(..n) {
+        Some(buf) => {
+            env.get_byte_array_region(a, 0, ffi::as_jbytes_mut(buf))?;
+            f(buf)
+        }
+        None => f(&env.convert_byte_array(a)?),
+    }
+}
+
 /// A Java `byte[][]`'s arrays.
 pub(crate) fn byte_arrays(env: &mut JNIEnv<'_>, a: &JObjectArray<'_>) -> Result<Vec<Vec<u8>>> {
     if a.is_null() {
