@@ -3,7 +3,6 @@ package io.ferrobloom;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
@@ -77,15 +76,5 @@ public sealed interface Filter extends AutoCloseable permits BloomFilter, Cuckoo
     static String kindOf(byte[] data) {
         int k = Native.fileKind(Objects.requireNonNull(data, "data"));
         return k == Native.BLOOM ? "BF" : "CF";
-    }
-
-    /** Whether {@code path} holds a filter file (the framing is checked, not the filter). */
-    static boolean isFilterFile(Path path) throws IOException {
-        try {
-            kindOf(Files.readAllBytes(path));
-            return true;
-        } catch (FormatException e) {
-            return false;
-        }
     }
 }
