@@ -9,7 +9,8 @@ use std::sync::{Mutex, MutexGuard};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::{filter_error, format_error};
+use crate::cmd::info::{InfoContext, InfoField, InfoValue};
+use crate::{format_error, new_bytes, write_error};
 use ferrobloom_core::dump::{load_chunks, Scandump, LOAD_LIMITS};
 
 /// The filter, locked (a panic in an earlier call does not lock it out).
@@ -24,8 +25,8 @@ pub(crate) fn to_bytes<'py, T: Scandump + Send>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     let mut out = Vec::new();
     py.allow_threads(|| ferrobloom_core::file::write(&*lock(m), &mut out))
-        .map_err(|s| filter_error(&s))?;
-    Ok(PyBytes::new(py, &out))
+        .map_err(|s| write_error(&s))?;
+    new_bytes(py, &out)
 }
 
 /// Reads the file format from bytes (without the GIL) or from a binary file
@@ -60,11 +61,11 @@ pub(crate) fn scandump<'py, T: Scandump>(
     py: Python<'py>,
     f: &T,
     iter: i64,
-) -> (i64, Bound<'py, PyBytes>) {
-    match f.scandump(iter) {
-        Some((n, d)) => (n, PyBytes::new(py, &d)),
-        None => (0, PyBytes::new(py, b"")),
-    }
+) -> PyResult<(i64, Bound<'py, PyBytes>)> {
+    Ok(match f.scandump(iter) {
+        Some((n, d)) => (n, new_bytes(py, &d)?),
+        None => (0, new_bytes(py, b"")?),
+    })
 }
 
 /// A filter rebuilt from SCANDUMP replies in order (loaded without the GIL),
@@ -85,4 +86,28 @@ pub(crate) fn reduce<'py, T: Scandump + Send>(
 ) -> PyResult<(PyObject, (Bound<'py, PyBytes>,))> {
     let load = py.import("ferrobloom")?.getattr("from_bytes")?.unbind();
     Ok((load, (to_bytes(py, m)?,)))
+}
+
+/// An INFO command's default reply as a dict (`BF.INFO` / `CF.INFO` under the
+/// server's names), from the command layer's INFO table.
+pub(crate) fn info_dict<'py, F>(
+    py: Python<'py>,
+    fields: &[InfoField<F>],
+    f: &F,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let cx = InfoContext {
+        clock: &crate::now_ms,
+        limits: ferrobloom_core::api::SERVER_DEFAULT_LIMITS,
+    };
+    let d = pyo3::types::PyDict::new(py);
+    for field in fields.iter().filter(|x| x.default) {
+        let label = field.label.to_string_lossy();
+        match (field.value)(f, &cx) {
+            InfoValue::Count(n) => d.set_item(label, n)?,
+            InfoValue::Integer(n) => d.set_item(label, n)?,
+            InfoValue::Double(x) => d.set_item(label, x)?,
+            InfoValue::Null => d.set_item(label, py.None())?,
+        }
+    }
+    Ok(d)
 }

@@ -9,6 +9,7 @@ const D: BloomDefaults = BloomDefaults {
     capacity: 100,
     expansion: 4,
     layout: BloomLayout::Classic,
+    opts: ferrobloom_core::bloom::ChainOptions::REDISBLOOM,
 };
 
 fn v<'a>(args: &[&'a str]) -> Vec<&'a [u8]> {
@@ -39,8 +40,7 @@ fn p(error: f64, capacity: u64, expansion: u32) -> CreateParams {
         layout: BloomLayout::RedisBloom,
         nonscaling_growth: if expansion == 0 { 2 } else { expansion },
         opts: ChainOptions::default(),
-        scale_to: None,
-        window_ms: None,
+        ..CreateParams::default()
     }
 }
 

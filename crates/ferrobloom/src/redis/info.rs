@@ -66,6 +66,12 @@ extern "C" fn info_func(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_
                 };
                 field_ll(ctx, name.as_ptr() as *mut c_char, value);
             }
+            for (name, value) in super::defrag::info_fields() {
+                let Ok(name) = CString::new(name) else {
+                    continue;
+                };
+                field_ll(ctx, name.as_ptr() as *mut c_char, value);
+            }
         }
     })
 }

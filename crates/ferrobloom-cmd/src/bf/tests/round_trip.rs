@@ -12,6 +12,7 @@ const D: BloomDefaults = BloomDefaults {
     capacity: 100,
     expansion: 2,
     layout: BloomLayout::Blocked,
+    opts: ferrobloom_core::bloom::ChainOptions::REDISBLOOM,
 };
 
 /// splitmix64: a small deterministic generator for the property tests.
@@ -91,8 +92,8 @@ fn arbitrary_params(r: &mut Rng, max_error: f64) -> CreateParams {
         layout,
         nonscaling_growth: 2,
         opts,
-        scale_to: None,
         window_ms,
+        ..CreateParams::default()
     }
 }
 
@@ -111,6 +112,7 @@ const ODD: [BloomDefaults; 2] = [
         capacity: 7,
         expansion: 0,
         layout: BloomLayout::Classic,
+        opts: ferrobloom_core::bloom::ChainOptions::REDISBLOOM,
     },
 ];
 
@@ -271,7 +273,7 @@ fn reserve_args_spell_every_parameter() {
             seed: Some(*b"0123456789abcdef0123456789abcdef"),
         },
         scale_to: Some(5000),
-        window_ms: None,
+        ..CreateParams::default()
     };
     let s = |p: &CreateParams| {
         reserve_args(p)

@@ -1,6 +1,7 @@
 //! Test-only commands (feature `fault-injection`): FERROBLOOM.FAULT arms an
 //! injected panic (see `guard`), FERROBLOOM.CLOCK moves the windowed filters'
-//! clock (see `window`).
+//! clock (see `window`), FERROBLOOM.RECLAIM pauses the freeing worker or shows
+//! its counters (see `reclaim`).
 
 use std::ffi::c_int;
 
@@ -30,6 +31,7 @@ fn fault(ctx: Ctx, args: Args) -> Result<(), CmdError> {
 
 trampoline!(ferrobloom_fault, fault, R);
 trampoline!(ferrobloom_clock, crate::redis::window::clock, R);
+trampoline!(ferrobloom_reclaim, crate::redis::reclaim::reclaim_cmd, R);
 
 /// Registers FERROBLOOM.FAULT and FERROBLOOM.CLOCK with `create`
 /// (`RedisModule_CreateCommand`).
@@ -74,6 +76,21 @@ pub(super) fn register(
     };
     if rc != raw::REDISMODULE_OK as c_int {
         return Err("could not register FERROBLOOM.CLOCK".into());
+    }
+    // SAFETY: as above.
+    let rc = unsafe {
+        create(
+            ctx,
+            c"FERROBLOOM.RECLAIM".as_ptr(),
+            Some(ferrobloom_reclaim),
+            c"readonly".as_ptr(),
+            0,
+            0,
+            0,
+        )
+    };
+    if rc != raw::REDISMODULE_OK as c_int {
+        return Err("could not register FERROBLOOM.RECLAIM".into());
     }
     Ok(())
 }

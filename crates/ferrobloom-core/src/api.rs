@@ -15,7 +15,13 @@
 //!   for all of them in linear time; the same bytes as the server's, for the
 //!   same parameters and the same items in the same order.
 //! - **Load from chunks**: [`load_chunks`], which checks every chunk against the
-//!   header before allocating the filter.
+//!   header before allocating the filter (and anchors a windowed filter to
+//!   this machine's clock, [`clock_ms`], as a server anchors every load).
+//! - **Walk a server's SCANDUMP**: [`WalkBudget`], what the walk may return
+//!   after its header, so a client stops a walk that goes past it.
+//! - **Time**: the add and lookup calls take this machine's clock; a windowed
+//!   filter runs on from its newest change when that lies ahead of it (the
+//!   server's rule, `Window::write_time`).
 //! - **Merge**: [`BloomFilter::merged`] / [`BloomFilter::merge_from`], with
 //!   `BF.MERGE`'s rules.
 //! - **Files**: [`crate::file`], the SCANDUMP chunks in a small framing.
@@ -25,9 +31,10 @@
 use std::borrow::Cow;
 
 use crate::bloom::{BloomError, Limits, MAX_LINKS_CEILING};
-use crate::cuckoo::{CuckooError, CuckooFilter, MAX_SUBFILTERS};
-use crate::filter::BloomFilter;
-use crate::hash::{HashAhead, ItemHash, LOOKAHEAD};
+use crate::cuckoo::{CuckooError, CuckooFilter, CuckooHash, MAX_SUBFILTERS};
+use crate::filter::{each_kind, BloomFilter};
+use crate::hash::ItemHash;
+use crate::kind::FilterKind;
 use crate::payload::{load_payload_as, HeaderFormat, Payload};
 
 /// Bit 62 of a live walk's SCANDUMP iterators (the same bit for windowed and
@@ -102,19 +109,11 @@ impl Scandump for BloomFilter {
     const KIND: Kind = Kind::Bloom;
 
     fn scandump(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
-        if iter == 0 {
-            return Some((1, Cow::Owned(self.encode_header())));
-        }
-        // The server's iterators (a window's name their generation).
-        self.scandump_walk(iter)
-            .ok()
-            .flatten()
-            .map(|(n, d)| (n, Cow::Borrowed(d)))
+        each_kind!(self, k => k.walk_reply(iter))
     }
 
-    fn for_each_dump_chunk(&self, mut f: impl FnMut(i64, &[u8])) {
-        f(1, &self.encode_header());
-        self.for_each_chunk(f)
+    fn for_each_dump_chunk(&self, f: impl FnMut(i64, &[u8])) {
+        each_kind!(self, k => k.dump_all(f))
     }
 }
 
@@ -122,14 +121,11 @@ impl Scandump for CuckooFilter {
     const KIND: Kind = Kind::Cuckoo;
 
     fn scandump(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
-        // The server's iterators (they carry the filter's move count once
-        // fingerprints moved).
-        self.walk_chunk(iter).ok().flatten()
+        self.walk_reply(iter)
     }
 
-    fn for_each_dump_chunk(&self, mut f: impl FnMut(i64, &[u8])) {
-        f(1, &self.encode_header());
-        self.for_each_chunk(f)
+    fn for_each_dump_chunk(&self, f: impl FnMut(i64, &[u8])) {
+        self.dump_all(f)
     }
 }
 
@@ -137,7 +133,10 @@ impl Scandump for CuckooFilter {
 /// then every data chunk with the iterator SCANDUMP returned with it; the final
 /// `(0, "")` may be left out). Every iterator and length is checked against the
 /// header before the filter is allocated, so nothing larger than the chunks
-/// given is allocated; `limits` bound the filter the header describes.
+/// given is allocated; `limits` bound the filter the header describes. A
+/// windowed filter is anchored to this machine's clock ([`clock_ms`]) as a
+/// server anchors every load: when its newest change lies ahead of the clock,
+/// its time goes on from that change at the clock's rate.
 pub fn load_chunks<T: Payload>(chunks: &[(i64, &[u8])], limits: &Limits) -> Result<T, String> {
     let chunks = match chunks.split_last() {
         Some(((0, []), rest)) => rest,
@@ -162,11 +161,21 @@ pub fn load_chunks<T: Payload>(chunks: &[(i64, &[u8])], limits: &Limits) -> Resu
         check_data_iterator(i + 1, *iter, d.len(), &mut at)?;
     }
     let mut bufs = std::iter::once(*header).chain(data.iter().map(|(_, d)| *d));
-    let value: T = load_payload_as(limits, HeaderFormat::Any, || bufs.next())?;
+    let mut value: T = load_payload_as(limits, HeaderFormat::Any, || bufs.next())?;
     if bufs.next().is_some() {
         return Err("more data chunks than the header describes".into());
     }
+    value.anchor_clock(clock_ms());
     Ok(value)
+}
+
+/// This machine's clock in milliseconds since the Unix epoch: the time the
+/// local loaders ([`load_chunks`], `crate::file`) anchor a windowed filter
+/// to, and the time the local add and lookup calls expect.
+pub fn clock_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// Checks data chunk `i` (from 1) of a SCANDUMP walk, `len` bytes with
@@ -191,31 +200,102 @@ pub(crate) fn check_data_iterator(
     Ok(())
 }
 
+/// What a SCANDUMP walk may return after the header it began with: a client
+/// that walks a server's filter (a pull) stops with an error once the walk
+/// goes past it, so a broken or hostile server (iterators that cycle or
+/// repeat, empty or endless data) cannot make the walk run or grow without
+/// end. The header's links or sub-filters give the data bytes exactly and
+/// the chunks within a margin (a server may cut its chunks smaller than
+/// ferrobloom's 16 MiB: RedisBloom's are 10 or 16 MiB; [`WALK_MIN_CHUNK`]).
+/// A walk that goes past it read a filter that changed since the header (a
+/// write that grew it) or a server that does not follow SCANDUMP: walk again
+/// from the header, a bounded number of times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WalkBudget {
+    /// Data chunks the walk may still return.
+    pub chunks: u64,
+    /// Data bytes the walk may still return.
+    pub bytes: u64,
+}
+
+/// The smallest chunk [`WalkBudget`] expects of a server inside a link or
+/// sub-filter (its last chunk aside).
+pub const WALK_MIN_CHUNK: u64 = 64 << 10;
+
+impl WalkBudget {
+    /// The budget of a walk whose first reply was `header` (a filter of
+    /// type `T`); an invalid header is refused as a load would refuse it.
+    pub fn of<T: Payload>(header: &[u8]) -> Result<Self, String> {
+        let lengths = T::data_lengths(header, &LOAD_LIMITS, HeaderFormat::Any)
+            .map_err(|e| format!("invalid header: {e}"))?;
+        Ok(WalkBudget {
+            chunks: lengths
+                .iter()
+                .fold(0u64, |n, l| n.saturating_add(l.div_ceil(WALK_MIN_CHUNK))),
+            bytes: lengths.iter().fold(0u64, |n, l| n.saturating_add(*l)),
+        })
+    }
+
+    /// Takes a data chunk of `len` bytes off the budget; refused once the
+    /// walk returned more chunks or bytes than the header describes.
+    pub fn take(&mut self, len: u64) -> Result<(), String> {
+        if self.chunks == 0 || len > self.bytes {
+            return Err(format!(
+                "the SCANDUMP walk went past what its header describes (a {len}-byte chunk with \
+                 {} chunks and {} bytes left): the key changed during the walk, or the server \
+                 does not follow SCANDUMP",
+                self.chunks, self.bytes
+            ));
+        }
+        self.chunks -= 1;
+        self.bytes -= len;
+        Ok(())
+    }
+}
+
 /// What one item of a batch add did, as an element of the `BF.MADD` reply.
 pub type AddResult = Result<bool, BloomError>;
 
 impl BloomFilter {
-    /// Adds one item at time `now_ms` (used by windowed filters only): `BF.ADD`'s
-    /// answer (`true`: the item is new).
+    /// Adds one item at clock time `now_ms` (used by windowed filters only):
+    /// `BF.ADD`'s answer (`true`: the item is new). A windowed filter takes
+    /// the clock as a server takes its own ([`write_time`]): its time is the
+    /// clock run on from its newest change when that lies ahead of it, so a
+    /// filter dated ahead (a pull from a server whose clock is ahead, a file)
+    /// keeps rotating its generations and takes items as the server would.
+    ///
+    /// [`write_time`]: crate::window::Window::write_time
     pub fn add_item(&mut self, item: &[u8], now_ms: u64, limits: &Limits) -> AddResult {
         let h = self.hash(item);
-        match self {
-            BloomFilter::Chain(c) => c.add(&h, limits),
-            BloomFilter::Window(w) => w.add(&h, now_ms, limits).map(|a| a.is_new()),
-        }
+        each_kind!(self, k => {
+            let now = k.write_time(now_ms);
+            k.add_hash(&h, now, limits)
+        })
+    }
+
+    /// Adds an item already hashed with this filter's [`scheme`](Self::scheme)
+    /// at the filter's time `now_ms` (windowed filters only; unlike
+    /// [`add_item`](Self::add_item), the clock rule is the caller's):
+    /// `BF.ADD`'s answer.
+    pub fn add_hash(&mut self, h: &ItemHash, now_ms: u64, limits: &Limits) -> AddResult {
+        each_kind!(self, k => k.add_hash(h, now_ms, limits))
+    }
+
+    /// [`Payload::anchor_clock`](crate::payload::Payload::anchor_clock): what
+    /// a server does to a windowed filter it loads, at clock time `now_ms`.
+    pub fn anchor_clock(&mut self, now_ms: u64) {
+        each_kind!(self, k => k.anchor_to(now_ms))
     }
 
     /// Whether the item may have been added (for a windowed filter: within the
     /// window at `now_ms`), `BF.EXISTS`'s answer.
     pub fn contains_item(&self, item: &[u8], now_ms: u64) -> bool {
         let h = self.hash(item);
-        match self {
-            BloomFilter::Chain(c) => c.contains(&h),
-            BloomFilter::Window(w) => w.contains(&h, now_ms),
-        }
+        self.contains_marked(&h, self.read_mark(now_ms))
     }
 
-    /// Adds items in order, `BF.MADD`'s reply: one element per item up to the
+    /// Adds items in order at clock time `now_ms` (as [`add_item`](Self::add_item)),
+    /// `BF.MADD`'s reply: one element per item up to the
     /// first "full" error of a non-scaling filter, which ends it (as the
     /// server's reply ends there); other errors are elements and the batch
     /// goes on.
@@ -225,26 +305,15 @@ impl BloomFilter {
         now_ms: u64,
         limits: &Limits,
     ) -> Vec<AddResult> {
-        let mut out = Vec::new();
-        let scheme = self.scheme();
-        let mut ahead = HashAhead::new(items.into_iter(), |i| scheme.bloom(i));
-        loop {
-            let next = match self {
-                BloomFilter::Chain(c) => ahead.next_with(|h| c.prefetch(h)),
-                BloomFilter::Window(w) => ahead.next_with(|h| w.prefetch(h)),
-            };
-            let Some(h) = next else { break };
-            let r = match self {
-                BloomFilter::Chain(c) => c.add(&h, limits),
-                BloomFilter::Window(w) => w.add(&h, now_ms, limits).map(|a| a.is_new()),
-            };
-            let full = r == Err(BloomError::Full);
-            out.push(r);
-            if full {
-                break;
-            }
-        }
-        out
+        let items = items.into_iter();
+        each_kind!(self, k => {
+            let now_ms = k.write_time(now_ms);
+            k.add_stream(
+                items,
+                |k, h| k.add_hash(h, now_ms, limits),
+                |r| *r == Err(BloomError::Full),
+            )
+        })
     }
 
     /// `BF.MEXISTS`'s reply: whether each item may have been added.
@@ -253,37 +322,20 @@ impl BloomFilter {
         items: impl IntoIterator<Item = &'a [u8]>,
         now_ms: u64,
     ) -> Vec<bool> {
-        let scheme = self.scheme();
-        let mut ahead = HashAhead::new(items.into_iter(), |i| scheme.bloom(i));
-        let mut out = Vec::new();
-        match self {
-            BloomFilter::Chain(c) => {
-                while let Some(h) = ahead.next_with(|h| c.prefetch(h)) {
-                    out.push(c.contains(&h));
-                }
-            }
-            BloomFilter::Window(w) => {
-                let mark = w.read_mark(now_ms);
-                while let Some(h) = ahead.next_with(|h| w.prefetch(h)) {
-                    out.push(w.contains_marked(&h, mark));
-                }
-            }
-        }
-        out
+        let mark = self.read_mark(now_ms);
+        each_kind!(self, k => k.contains_stream(items.into_iter(), mark))
     }
-}
 
-impl BloomFilter {
     /// [`add_items`](Self::add_items) for items already hashed with this
     /// filter's [`scheme`](Self::scheme) (a caller that reads items from
     /// memory it cannot keep, such as the Python package hashing straight from
     /// Python's buffers, hashes first and adds later). The results are appended
     /// to `out`, ending after a "full" error as `add_items`' do; the filter
-    /// lines of the hashes [`LOOKAHEAD`] ahead are prefetched (for a classic
-    /// filter below [`PREFETCH_FROM`](crate::bloom::PREFETCH_FROM) bytes,
-    /// none). A filter of one link tests and sets each item in one pass, in a
-    /// loop of its layout that prefetches a group of items at a time
-    /// (`BloomChain::add_batch`).
+    /// lines of the hashes [`LOOKAHEAD`](crate::hash::LOOKAHEAD) ahead are
+    /// prefetched (for a classic filter below
+    /// [`PREFETCH_FROM`](crate::bloom::PREFETCH_FROM) bytes, none). A filter of
+    /// one link tests and sets each item in one pass, in a loop of its layout
+    /// that prefetches a group of items at a time (`BloomChain::add_batch`).
     pub fn add_hashes(
         &mut self,
         hashes: &[ItemHash],
@@ -292,28 +344,10 @@ impl BloomFilter {
         out: &mut Vec<AddResult>,
     ) {
         out.reserve(hashes.len());
-        match self {
-            BloomFilter::Chain(c) => {
-                let ahead = c.prefetch_distance();
-                c.add_batch(hashes, ahead, limits, out)
-            }
-            BloomFilter::Window(w) => {
-                for h in hashes.iter().take(LOOKAHEAD) {
-                    w.prefetch(h);
-                }
-                for (i, h) in hashes.iter().enumerate() {
-                    if let Some(a) = hashes.get(i + LOOKAHEAD) {
-                        w.prefetch(a);
-                    }
-                    let r = w.add(h, now_ms, limits).map(|a| a.is_new());
-                    let full = r == Err(BloomError::Full);
-                    out.push(r);
-                    if full {
-                        break;
-                    }
-                }
-            }
-        }
+        each_kind!(self, k => {
+            let now_ms = k.write_time(now_ms);
+            k.add_hashes(hashes, now_ms, limits, out)
+        })
     }
 
     /// [`contains_items`](Self::contains_items) for items already hashed with
@@ -323,21 +357,8 @@ impl BloomFilter {
     /// `BloomChain::contains_batch`).
     pub fn contains_hashes(&self, hashes: &[ItemHash], now_ms: u64, out: &mut Vec<bool>) {
         out.reserve(hashes.len());
-        match self {
-            BloomFilter::Chain(c) => c.contains_batch(hashes, c.prefetch_distance(), out),
-            BloomFilter::Window(w) => {
-                let mark = w.read_mark(now_ms);
-                for h in hashes.iter().take(LOOKAHEAD) {
-                    w.prefetch(h);
-                }
-                for (i, h) in hashes.iter().enumerate() {
-                    if let Some(a) = hashes.get(i + LOOKAHEAD) {
-                        w.prefetch(a);
-                    }
-                    out.push(w.contains_marked(h, mark));
-                }
-            }
-        }
+        let mark = self.read_mark(now_ms);
+        each_kind!(self, k => k.contains_hashes(hashes, mark, out))
     }
 }
 
@@ -349,29 +370,19 @@ pub fn cuckoo_insert_items<'a>(
     nx: bool,
     limits: &Limits,
 ) -> Vec<Result<bool, CuckooError>> {
-    let rb = f.is_redisbloom();
-    let mut ahead = HashAhead::new(items.into_iter(), |i| crate::cuckoo::hash_for(rb, i));
-    let mut out = Vec::new();
-    while let Some(h) = ahead.next_with(|h| f.prefetch(h)) {
-        out.push(if nx {
-            f.insert_unique(&h, limits.max_filters, limits.max_bytes)
+    let add = |f: &mut CuckooFilter, h: &CuckooHash| {
+        if nx {
+            f.insert_unique(h, limits.max_filters, limits.max_bytes)
         } else {
-            f.insert(&h, limits.max_filters, limits.max_bytes)
-                .map(|()| true)
-        });
-    }
-    out
+            f.add_hash(h, 0, limits)
+        }
+    };
+    f.add_stream(items.into_iter(), add, |_| false)
 }
 
 impl CuckooFilter {
     /// `CF.MEXISTS`'s reply: whether each item may have been added.
     pub fn contains_items<'a>(&self, items: impl IntoIterator<Item = &'a [u8]>) -> Vec<bool> {
-        let rb = self.is_redisbloom();
-        let mut ahead = HashAhead::new(items.into_iter(), |i| crate::cuckoo::hash_for(rb, i));
-        let mut out = Vec::new();
-        while let Some(h) = ahead.next_with(|h| self.prefetch(h)) {
-            out.push(self.contains(&h));
-        }
-        out
+        self.contains_stream(items.into_iter(), 0)
     }
 }
