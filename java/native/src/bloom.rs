@@ -11,8 +11,8 @@ use jni::JNIEnv;
 
 use ferrobloom_cmd::create;
 use ferrobloom_cmd::errors::{self as e, Op};
+use ferrobloom_core::api::SERVER_DEFAULT_LIMITS;
 use ferrobloom_core::bloom::{BloomError, Limits};
-use ferrobloom_core::dump::SERVER_DEFAULT_LIMITS;
 use ferrobloom_core::filter::BloomFilter as Core;
 
 use crate::error::{guard, Error, Result};

@@ -9,8 +9,8 @@ use jni::JNIEnv;
 
 use ferrobloom_cmd::create;
 use ferrobloom_cmd::errors::{self as e, Op};
+use ferrobloom_core::api::{cuckoo_insert_items, SERVER_DEFAULT_LIMITS};
 use ferrobloom_core::cuckoo::{CuckooError, CuckooFilter as Core};
-use ferrobloom_core::dump::{cuckoo_insert_items, SERVER_DEFAULT_LIMITS};
 
 use crate::error::{guard, Error, Result};
 use crate::ffi::{new_handle, slot};

@@ -6,7 +6,7 @@
 //! No logic of its own: a filter is created by `ferrobloom_cmd::create` from
 //! `BF.RESERVE` / `CF.RESERVE`'s arguments as a client sends them (the
 //! server's defaults, limits and error texts), batches go through the core's
-//! `dump` API (the calls the Python package makes), refusals take their text
+//! `api` (the calls the Python package makes), refusals take their text
 //! from `ferrobloom_cmd::errors`, and files are the core's `file` format.
 //!
 //! Items arrive encoded by the Java side (bytes as they are, strings as UTF-8,
@@ -22,8 +22,8 @@ use jni::objects::{JByteArray, JClass, JIntArray, JLongArray, JObject, JObjectAr
 use jni::sys::{jbyteArray, jint, jlong};
 use jni::JNIEnv;
 
+use ferrobloom_core::api::{load_chunks, Kind, Scandump, LOAD_LIMITS};
 use ferrobloom_core::cuckoo::CuckooFilter;
-use ferrobloom_core::dump::{load_chunks, Kind, Scandump, LOAD_LIMITS};
 use ferrobloom_core::file::{self, AnyFilter};
 use ferrobloom_core::filter::BloomFilter;
 
@@ -36,12 +36,10 @@ mod stream;
 use error::{guard, Error, Result};
 use ffi::{new_handle, slot};
 
-/// Milliseconds since the Unix epoch (windowed filters' clock, as the server's).
+/// Milliseconds since the Unix epoch (windowed filters' clock, as the
+/// server's): the core's, which its loaders anchor windowed filters to.
 pub(crate) fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    ferrobloom_core::api::clock_ms()
 }
 
 /// A Java byte array's bytes (a copy; `NullPointerException` for null).
