@@ -27,6 +27,12 @@ use ferrobloom_core::cuckoo::CuckooFilter;
 use ferrobloom_core::file::{self, AnyFilter};
 use ferrobloom_core::filter::BloomFilter;
 
+// The Python package's allocator, shared rather than copied: the system
+// allocator with zeroed blocks aligned above 16 bytes (a Bloom filter's 64-byte
+// lines) served by `calloc`, so a filter's bits cost memory as they are
+// written, as on the server (docs/design.md, "Crates and files").
+#[path = "../../../python/src/alloc.rs"]
+mod alloc;
 mod bloom;
 mod cuckoo;
 mod error;
@@ -34,6 +40,10 @@ mod ffi;
 mod stream;
 
 use error::{guard, Error, Result};
+
+/// Zeroed allocations (every filter's bits) are lazily zeroed pages.
+#[global_allocator]
+static ALLOC: alloc::LazyZeroed = alloc::LazyZeroed;
 use ffi::{new_handle, slot};
 
 /// Milliseconds since the Unix epoch (windowed filters' clock, as the
