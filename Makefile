@@ -153,7 +153,7 @@ java: deps
 	@echo "jar: $(CURDIR)/$(JAVA_JAR)"
 
 # The Java library's tests (JUnit 5 through Maven Surefire, java/src/test): the JNI library
-# built in $(TEST_TARGET_DIR) (where `make test` built it), the module `make test` built, and
+# built in $(TEST_TARGET_DIR) with its fault-injection feature (a deliberate panic), the module `make test` built, and
 # real servers the tests start: Redis 7.0 (redis-server), Valkey 9.1.2 and Redis 8.2.3 from
 # `scripts/peers.sh` (JAVA_TEST_SERVERS picks them), and RedisBloom 2.8.2 when peers.sh
 # fetches it (its tests are skipped otherwise). Maven fetches its plugins and test
@@ -161,7 +161,7 @@ java: deps
 JAVA_TEST_SERVERS ?= valkey9 redis8
 java-test:
 	@set -e; \
-	CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) build --release -p ferrobloom-jni; \
+	CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) build --release -p ferrobloom-jni --features fault-injection; \
 	so=$(TEST_TARGET_DIR)/release/deps/$(MODULE_NAME); \
 	[ -f $$so ] || { CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) build --release --features ferrobloom/fault-injection; so=$(TEST_TARGET_DIR)/release/$(MODULE_NAME); }; \
 	servers=redis-server; \

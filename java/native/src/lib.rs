@@ -420,3 +420,18 @@ pub extern "system" fn Java_io_ferrobloom_Native_fromChunks<'l>(
         }
     })
 }
+
+/// A deliberate panic inside a filter's write lock (test builds only): the
+/// JVM gets a `FilterException`, and the filter stays usable.
+#[cfg(feature = "fault-injection")]
+#[no_mangle]
+pub extern "system" fn Java_io_ferrobloom_Native_faultPanic(
+    mut env: JNIEnv<'_>,
+    _: JClass<'_>,
+    h: jlong,
+) {
+    guard(&mut env, (), |_| {
+        slot::<BloomFilter>(h)?
+            .with_mut(|_| -> Result<()> { panic!("a deliberate panic (fault injection)") })
+    })
+}

@@ -104,6 +104,9 @@ final class Native {
     static native long bfCopy(long h);
     static native void bfCheckLimits(long h, long maxBytes, int maxLinks);
 
+    /** Test builds only (the fault-injection feature): a panic inside a filter's lock. */
+    static native void faultPanic(long h);
+
     // Cuckoo filters.
     static native long cfReserve(byte[][] args);
     static native boolean cfAdd(long h, byte[] item, boolean nx);
