@@ -8,7 +8,9 @@ use std::ptr::null_mut;
 
 use redis_module::raw;
 
-use crate::cmd::options::{BfCommand, BfOption, ValueType, BF_OPTIONS};
+use crate::cmd::cf_options::{CfCommand, Takes, CF_OPTIONS};
+use crate::cmd::info::BF_INFO;
+use crate::cmd::options::{BfCommand, BfOption, ValueDoc, ValueType, BF_OPTIONS};
 
 /// How a command uses its key (key spec flags).
 #[derive(Clone, Copy)]
@@ -37,6 +39,12 @@ pub(super) enum Kind {
     /// Stands for the documented options of the command, one argument each,
     /// in the option table's order (`crate::cmd::options::BF_OPTIONS`).
     BfOptions(BfCommand),
+    /// Stands for the documented options of a CF command, in the CF option
+    /// table's order (`crate::cmd::cf_options::CF_OPTIONS`).
+    CfOptions(CfCommand),
+    /// Stands for BF.INFO's fields, one token each, in the INFO table's order
+    /// (`crate::cmd::info::BF_INFO`).
+    BfInfoFields,
 }
 
 pub(super) const fn arg(name: &'static CStr, kind: Kind) -> Arg {
@@ -97,13 +105,53 @@ pub(super) const ITEMS: Arg = Arg {
     ..ITEM
 };
 pub(super) const ITERATOR: Arg = arg(c"iterator", INTEGER);
-/// ferrobloom's `LAYOUT classic|blocked|paired|redisbloom` (CF.RESERVE; BF's is in the option table).
-pub(super) const LAYOUT: Arg = option(c"layout", c"LAYOUT", &[arg(c"layout", STRING)]);
 
 /// BF.RESERVE's options (after `key error_rate capacity`).
 pub(super) const BF_RESERVE_OPTIONS: Arg = bf_options(BfCommand::Reserve);
 /// BF.INSERT's options (before `ITEMS`).
 pub(super) const BF_INSERT_OPTIONS: Arg = bf_options(BfCommand::Insert);
+
+/// CF.RESERVE's options (after `key capacity`).
+pub(super) const CF_RESERVE_OPTIONS: Arg = cf_options(CfCommand::Reserve);
+/// CF.INSERT[NX]'s options (before `ITEMS`).
+pub(super) const CF_INSERT_OPTIONS: Arg = cf_options(CfCommand::Insert);
+
+const fn cf_options(cmd: CfCommand) -> Arg {
+    Arg {
+        name: c"",
+        kind: Kind::CfOptions(cmd),
+        token: None,
+        flags: 0,
+        sub: &[],
+    }
+}
+
+/// BF.INFO's single fields (the alternatives of its `single_value`).
+pub(super) const BF_INFO_FIELDS: Arg = Arg {
+    name: c"",
+    kind: Kind::BfInfoFields,
+    token: None,
+    flags: 0,
+    sub: &[],
+};
+
+/// The COMMAND DOCS token of an INFO field (leaked once at load).
+fn info_field_token(keyword: &str) -> Arg {
+    let leak = |s: String| -> &'static CStr {
+        Box::leak(
+            std::ffi::CString::new(s)
+                .unwrap_or_default()
+                .into_boxed_c_str(),
+        )
+    };
+    Arg {
+        flags: 0,
+        ..token(
+            leak(keyword.to_ascii_lowercase()),
+            leak(keyword.to_string()),
+        )
+    }
+}
 
 const fn bf_options(cmd: BfCommand) -> Arg {
     Arg {
@@ -118,8 +166,14 @@ const fn bf_options(cmd: BfCommand) -> Arg {
 /// The COMMAND DOCS argument of an option of the table: a pure token for a
 /// flag, an optional `TOKEN value` block for the others.
 fn bf_option(o: &BfOption) -> Arg {
-    match o.value {
-        None => token(o.doc_name, o.token),
+    option_arg(o.doc_name, o.token, o.value)
+}
+
+/// An option's COMMAND DOCS argument: a pure token for a flag, an optional
+/// `TOKEN value` block for the others.
+fn option_arg(doc_name: &'static CStr, tok: &'static CStr, value: Option<ValueDoc>) -> Arg {
+    match value {
+        None => token(doc_name, tok),
         Some(v) => {
             let kind = match v.kind {
                 ValueType::Integer => INTEGER,
@@ -128,7 +182,7 @@ fn bf_option(o: &BfOption) -> Arg {
             };
             // Leaked once per command at load, as the rest of the command info.
             let value: &'static [Arg] = Box::leak(Box::new([arg(v.name, kind)]));
-            option(o.doc_name, o.token, value)
+            option(doc_name, tok, value)
         }
     }
 }
@@ -148,6 +202,22 @@ pub(super) fn build_args(defs: &[Arg]) -> *mut raw::RedisModuleCommandArg {
                     v.push(raw_arg(&bf_option(o), &mut keys));
                 }
             }
+            Kind::CfOptions(cmd) => {
+                let documented = CF_OPTIONS
+                    .iter()
+                    .filter(|o| o.taken_by(cmd) == Takes::Documented);
+                for o in documented {
+                    v.push(raw_arg(
+                        &option_arg(o.doc_name, o.token, o.value),
+                        &mut keys,
+                    ));
+                }
+            }
+            Kind::BfInfoFields => {
+                for f in BF_INFO {
+                    v.push(raw_arg(&info_field_token(f.keyword), &mut keys));
+                }
+            }
         }
     }
     // SAFETY: the terminator is all zeros.
@@ -163,7 +233,9 @@ fn raw_arg(d: &Arg, keys: &mut c_int) -> raw::RedisModuleCommandArg {
     a.type_ = match d.kind {
         Kind::Type(t) => t,
         // Expanded by build_args; never documented as such.
-        Kind::BfOptions(_) => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_BLOCK,
+        Kind::BfOptions(_) | Kind::CfOptions(_) | Kind::BfInfoFields => {
+            raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_BLOCK
+        }
     };
     a.key_spec_index = if a.type_ == KEY_TYPE {
         *keys += 1;
