@@ -438,6 +438,7 @@ const OPTIONS: [BfOption; 12] = [
         source: Source::Ferrobloom,
         documented: false,
         reserve_missing: None,
+        binding: None,
         set: |g, cmd, v| {
             let shapes = decode_shapes(v).map_err(|_| e::SHAPES_BAD)?;
             if g.shapes.is_some() || g.first_link.is_some() || shapes.len() > MAX_PLANNED_LINKS {
