@@ -2,13 +2,10 @@
 //! injected panic (see `guard`), FERROBLOOM.CLOCK moves the windowed filters'
 //! clock (see `window`).
 
-use std::ffi::c_int;
-
-use redis_module::raw;
-
 use super::R;
 use crate::cmd::CmdError;
 use crate::redis::api::{Args, Ctx};
+use crate::redis::load::LoadCtx;
 
 /// FERROBLOOM.FAULT point [count]: arms an injected panic (test builds only;
 /// see `guard`).
@@ -31,49 +28,21 @@ fn fault(ctx: Ctx, args: Args) -> Result<(), CmdError> {
 trampoline!(ferrobloom_fault, fault, R);
 trampoline!(ferrobloom_clock, crate::redis::window::clock, R);
 
-/// Registers FERROBLOOM.FAULT and FERROBLOOM.CLOCK with `create`
-/// (`RedisModule_CreateCommand`).
-pub(super) fn register(
-    ctx: *mut raw::RedisModuleCtx,
-    create: unsafe extern "C" fn(
-        *mut raw::RedisModuleCtx,
-        *const std::ffi::c_char,
-        raw::RedisModuleCmdFunc,
-        *const std::ffi::c_char,
-        c_int,
-        c_int,
-        c_int,
-    ) -> c_int,
-) -> Result<(), String> {
-    // SAFETY: valid load context, static NUL-terminated strings.
-    let rc = unsafe {
-        create(
-            ctx,
-            c"FERROBLOOM.FAULT".as_ptr(),
-            Some(ferrobloom_fault),
-            c"readonly".as_ptr(),
-            0,
-            0,
-            0,
-        )
-    };
-    if rc != raw::REDISMODULE_OK as c_int {
-        return Err("could not register FERROBLOOM.FAULT".into());
-    }
-    // SAFETY: as above.
-    let rc = unsafe {
-        create(
-            ctx,
-            c"FERROBLOOM.CLOCK".as_ptr(),
-            Some(ferrobloom_clock),
-            c"readonly".as_ptr(),
-            0,
-            0,
-            0,
-        )
-    };
-    if rc != raw::REDISMODULE_OK as c_int {
-        return Err("could not register FERROBLOOM.CLOCK".into());
-    }
+/// Registers FERROBLOOM.FAULT and FERROBLOOM.CLOCK.
+pub(super) fn register(ctx: LoadCtx) -> Result<(), String> {
+    ctx.create_command(
+        c"FERROBLOOM.FAULT",
+        ferrobloom_fault,
+        c"readonly",
+        (0, 0, 0),
+    )
+    .map_err(|_| "could not register FERROBLOOM.FAULT".to_string())?;
+    ctx.create_command(
+        c"FERROBLOOM.CLOCK",
+        ferrobloom_clock,
+        c"readonly",
+        (0, 0, 0),
+    )
+    .map_err(|_| "could not register FERROBLOOM.CLOCK".to_string())?;
     Ok(())
 }
