@@ -5,9 +5,9 @@ and against RedisBloom (for filters of RedisBloom's layouts)."""
 
 import os
 import binascii
-from typing import Any, List, Optional, Tuple, Union
+from typing import Any, Callable, List, Optional, Tuple, Union
 
-from ._ferrobloom import BloomFilter, CuckooFilter, FilterError
+from ._ferrobloom import BloomFilter, CuckooFilter, FilterError, walk_budget
 from ._progress import bar
 
 Filter = Union[BloomFilter, CuckooFilter]
@@ -26,6 +26,9 @@ PULL_ATTEMPTS = 3
 
 # ferrobloom's refusal of a SCANDUMP walk once a cuckoo filter moved items.
 _MOVED = "the filter moved items"
+
+# A walk that returned more than its header describes (``_walk``).
+_PAST_HEADER = "went past what its header describes"
 
 # The module types' names (TYPE's reply), ferrobloom's and RedisBloom's alike.
 _TYPES = {b"MBbloom--": "BF", b"MBbloomCF": "CF"}
@@ -187,19 +190,36 @@ def push(
                 pass
 
 
-def _walk(client: Any, scandump: str, key: bytes, pb: Any) -> List[Tuple[int, bytes]]:
+def _walk(step: Callable[[int], Any], kind: str, pb: Any) -> List[Tuple[int, bytes]]:
+    """The replies of one SCANDUMP walk, the header first: ``step(it)`` is one
+    ``SCANDUMP key it``. The walk is bounded by what its header describes
+    (``walk_budget``, the core's ``WalkBudget``: the data bytes, and the
+    chunks a server cutting them at 64 KiB or more sends): a server whose
+    iterators cycle or repeat, or whose data never ends, raises FilterError
+    (``_PAST_HEADER``) once the walk goes past it, as does a key that grew
+    during the walk."""
     chunks: List[Tuple[int, bytes]] = []
     it = 0
+    left = None
     while True:
-        r = client.execute_command(scandump, key, it)
+        r = step(it)
         nxt, data = int(r[0]), r[1]
         if nxt == 0:
             return chunks
-        if data is None:
-            data = b""
-        chunks.append((nxt, bytes(data)))
-        if it != 0:
+        data = b"" if data is None else bytes(data)
+        if left is None:
+            left = list(walk_budget(kind, data))
+        elif left[0] == 0 or len(data) > left[1]:
+            raise FilterError(
+                "the SCANDUMP walk %s (a %d-byte chunk with %d chunks and %d bytes left): "
+                "the key changed during the walk, or the server does not follow SCANDUMP"
+                % (_PAST_HEADER, len(data), left[0], left[1])
+            )
+        else:
+            left[0] -= 1
+            left[1] -= len(data)
             pb.update(len(data))
+        chunks.append((nxt, data))
         it = nxt
 
 
@@ -226,15 +246,18 @@ def pull(client: Any, key: Union[str, bytes], *, progress: Optional[bool] = None
         raise FilterError(WRONG_TYPE)
     scandump = kind + ".SCANDUMP"
     cls = BloomFilter if kind == "BF" else CuckooFilter
+    why = ""
     for _ in range(PULL_ATTEMPTS):
         header = client.execute_command(scandump, key, 0)
         pb = bar(progress, 0, "pull")
         try:
-            chunks = _walk(client, scandump, key, pb)
+            chunks = _walk(lambda it: client.execute_command(scandump, key, it), kind, pb)
         except Exception as e:
             # A cuckoo filter that moved items during the walk refuses the
-            # rest of it ("start the walk again at 0"): walk again.
-            if _MOVED in str(e):
+            # rest of it ("start the walk again at 0"), and a walk that went
+            # past its header read a key that changed: walk again.
+            if _MOVED in str(e) or _PAST_HEADER in str(e):
+                why = " (the last: %s)" % e
                 continue
             raise
         finally:
@@ -242,4 +265,6 @@ def pull(client: Any, key: Union[str, bytes], *, progress: Optional[bool] = None
         again = client.execute_command(scandump, key, 0)
         if chunks and bytes(header[1]) == chunks[0][1] == bytes(again[1]):
             return cls.from_chunks(chunks)
-    raise FilterError("the key changed during every one of %d SCANDUMP walks" % PULL_ATTEMPTS)
+    raise FilterError(
+        "the key changed during every one of %d SCANDUMP walks%s" % (PULL_ATTEMPTS, why)
+    )

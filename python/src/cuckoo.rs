@@ -265,7 +265,7 @@ impl CuckooFilter {
 
     /// `CF.SCANDUMP key iter`'s reply: `(1, header)` for 0, then each data
     /// chunk with the iterator to ask for next; `(0, b"")` past the end.
-    fn scandump<'py>(&self, py: Python<'py>, iter: i64) -> (i64, Bound<'py, PyBytes>) {
+    fn scandump<'py>(&self, py: Python<'py>, iter: i64) -> PyResult<(i64, Bound<'py, PyBytes>)> {
         shared::scandump(py, &*self.g(), iter)
     }
 

@@ -8,8 +8,13 @@
 //! the server agree on every item a client sends. Bloom batches hash the items
 //! straight from Python's buffers under the GIL, then release it while the
 //! filter works on each chunk of hashes (prefetching ahead); cuckoo batches
-//! copy the items into one buffer and release the GIL while the filter works. Panics
-//! never cross into Python as a crash: PyO3 turns them into exceptions.
+//! copy the items into one buffer and release the GIL while the filter works.
+//! Nothing a caller passes makes the native code panic: refusals are
+//! `FilterError` (`FormatError` for bad bytes, files and chunks), an
+//! allocation the system refuses is `MemoryError` (large buffers are
+//! allocated fallibly: [`new_bytes`], `file::write`), and no input reaches a
+//! Rust panic (the core's readers refuse what no command creates; the fuzz
+//! targets check it), which PyO3 would raise as `PanicException`.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -21,10 +26,16 @@ use pyo3::types::{
 // one error catalogue (`crates/ferrobloom-cmd`), shared rather than copied.
 use ferrobloom_cmd as cmd;
 
+mod alloc;
 mod bloom;
 mod cuckoo;
 mod shared;
 mod stream;
+
+/// Zeroed allocations (every filter's bits) are lazily zeroed pages, as on
+/// the server (`alloc.rs`).
+#[global_allocator]
+static ALLOC: alloc::LazyZeroed = alloc::LazyZeroed;
 
 pyo3::create_exception!(
     ferrobloom,
@@ -47,12 +58,45 @@ pub(crate) fn format_error(text: impl Into<String>) -> PyErr {
     FormatError::new_err(text.into())
 }
 
-/// Milliseconds since the Unix epoch (windowed filters' clock, as the server's).
+/// `bytes` of a copy of `data`, or `MemoryError` when Python cannot allocate
+/// them (`PyBytes::new` panics then: a `PanicException`).
+pub(crate) fn new_bytes<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, data.len(), |b| {
+        b.copy_from_slice(data);
+        Ok(())
+    })
+}
+
+/// A refusal of the core's file writer: `MemoryError` when memory ran out,
+/// else `FilterError`.
+pub(crate) fn write_error(why: &str) -> PyErr {
+    if why == ferrobloom_core::file::OUT_OF_MEMORY {
+        pyo3::exceptions::PyMemoryError::new_err(why.to_string())
+    } else {
+        filter_error(why)
+    }
+}
+
+/// `(chunks, bytes)` a SCANDUMP walk of a filter of `kind` (`"BF"` or
+/// `"CF"`) may return after `header`, its first reply
+/// (`ferrobloom_core::dump::WalkBudget`; pull stops a walk that goes past
+/// it). FormatError for a header that does not load.
+#[pyfunction]
+fn walk_budget(kind: &str, header: &[u8]) -> PyResult<(u64, u64)> {
+    use ferrobloom_core::dump::WalkBudget;
+    let b = match kind {
+        "BF" => WalkBudget::of::<ferrobloom_core::filter::BloomFilter>(header),
+        "CF" => WalkBudget::of::<ferrobloom_core::cuckoo::CuckooFilter>(header),
+        _ => return Err(PyValueError::new_err("kind must be \"BF\" or \"CF\"")),
+    }
+    .map_err(format_error)?;
+    Ok((b.chunks, b.bytes))
+}
+
+/// Milliseconds since the Unix epoch (windowed filters' clock, as the
+/// server's): the core's, which its loaders anchor windowed filters to.
 pub(crate) fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    ferrobloom_core::dump::clock_ms()
 }
 
 /// Appends an argument's bytes as redis-py sends it (`Encoder.encode`).
@@ -307,6 +351,7 @@ fn _ferrobloom(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FormatError", m.py().get_type::<FormatError>())?;
     m.add_function(wrap_pyfunction!(from_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(file_kind, m)?)?;
+    m.add_function(wrap_pyfunction!(walk_budget, m)?)?;
     m.add("FILE_FORMAT_VERSION", ferrobloom_core::file::VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

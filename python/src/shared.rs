@@ -9,7 +9,7 @@ use std::sync::{Mutex, MutexGuard};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::{filter_error, format_error};
+use crate::{format_error, new_bytes, write_error};
 use ferrobloom_core::dump::{load_chunks, Scandump, LOAD_LIMITS};
 
 /// The filter, locked (a panic in an earlier call does not lock it out).
@@ -24,8 +24,8 @@ pub(crate) fn to_bytes<'py, T: Scandump + Send>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     let mut out = Vec::new();
     py.allow_threads(|| ferrobloom_core::file::write(&*lock(m), &mut out))
-        .map_err(|s| filter_error(&s))?;
-    Ok(PyBytes::new(py, &out))
+        .map_err(|s| write_error(&s))?;
+    new_bytes(py, &out)
 }
 
 /// Reads the file format from bytes (without the GIL) or from a binary file
@@ -60,11 +60,11 @@ pub(crate) fn scandump<'py, T: Scandump>(
     py: Python<'py>,
     f: &T,
     iter: i64,
-) -> (i64, Bound<'py, PyBytes>) {
-    match f.scandump(iter) {
-        Some((n, d)) => (n, PyBytes::new(py, &d)),
-        None => (0, PyBytes::new(py, b"")),
-    }
+) -> PyResult<(i64, Bound<'py, PyBytes>)> {
+    Ok(match f.scandump(iter) {
+        Some((n, d)) => (n, new_bytes(py, &d)?),
+        None => (0, new_bytes(py, b"")?),
+    })
 }
 
 /// A filter rebuilt from SCANDUMP replies in order (loaded without the GIL),

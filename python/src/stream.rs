@@ -64,8 +64,15 @@ fn remaining(f: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
     {
         return Ok(None);
     }
-    let start: u64 = f.call_method0("tell")?.extract()?;
-    let end: u64 = f.call_method1("seek", (0, 2))?.extract()?;
+    // What the file object raises is raised as it was; a position that is
+    // not a byte offset (negative, past 2^64, not an int) is a file object
+    // that does not behave as a file: FormatError, as bad bytes are.
+    let offset = |v: Bound<'_, PyAny>, what: &str| -> PyResult<u64> {
+        v.extract::<u64>()
+            .map_err(|_| format_error(format!("the file object's {what} is not a byte offset")))
+    };
+    let start = offset(f.call_method0("tell")?, "tell()")?;
+    let end = offset(f.call_method1("seek", (0, 2))?, "seek(0, 2)")?;
     f.call_method1("seek", (start,))?;
     Ok(Some(end.saturating_sub(start)))
 }

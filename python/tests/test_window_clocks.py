@@ -70,9 +70,13 @@ def test_to_a_server_whose_clock_is_behind(pair):
     time.sleep(1.25 * W + 0.5)
     assert held(b, ITEMS + NEW) <= 10
     assert b.execute_command("BF.CARD", "w") == 0
-    # The pulled filter, asked as of its newest change, still holds its items.
-    newest = time.time() + AHEAD_MS / 1000 - 1.25 * W - 0.5
-    assert all(f.contains_many(ITEMS, as_of=newest))
+    # The pulled filter runs on from its newest change too (a local filter
+    # follows the server's clock rule): everything is forgotten by now, and
+    # asked as of when it was pulled (a time of this machine's clock), it
+    # still holds its items.
+    assert sum(f.contains_many(ITEMS)) <= 10
+    pulled = time.time() - 1.25 * W - 0.5
+    assert all(f.contains_many(ITEMS, as_of=pulled))
 
 
 def test_to_a_server_whose_clock_is_ahead(pair):
@@ -86,3 +90,27 @@ def test_to_a_server_whose_clock_is_ahead(pair):
     b.execute_command("BF.MADD", "w", *NEW)
     assert held(b, NEW) == len(NEW)
     assert b.execute_command("BF.CARD", "w") == len(NEW)
+
+
+def test_a_local_filter_dated_ahead_takes_items_as_the_server(pair):
+    """A 1 s, capacity-100 NONSCALING windowed filter whose newest change is 10
+    minutes ahead of this machine's clock (pulled from a server whose clock
+    is ahead) takes items as a server whose clock is behind it does: its
+    time runs on from that change. (Pinned to it, the local filter took one
+    generation's worth and refused the rest.)"""
+    a, b = pair
+    set_clock(a, AHEAD_MS)
+    a.execute_command("BF.RESERVE", "w", 0.01, 100, "NONSCALING", "WINDOW", 1)
+    a.execute_command("BF.MADD", "w", *ITEMS[:50])
+    f = ferrobloom.pull(a, "w", progress=False)
+    ferrobloom.push(b, "w", f, progress=False)
+    took_local = took_server = 0
+    # 800 items at the capacity's rate: 20 every 200 ms for 8 s.
+    for step in range(40):
+        batch = ["late-%d-%d" % (step, i) for i in range(20)]
+        took_local += sum(1 for x in f.add_many(batch) if not isinstance(x, Exception))
+        reply = b.execute_command("BF.MADD", "w", *batch)
+        took_server += sum(1 for x in reply if not isinstance(x, Exception))
+        time.sleep(0.2)
+    assert took_server >= 700, took_server
+    assert took_local >= took_server - 60, (took_local, took_server)

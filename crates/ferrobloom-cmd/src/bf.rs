@@ -154,7 +154,7 @@ fn reserve_strict<'a>(
         capacity: capacity as u64,
         expansion,
         layout,
-        opts: g.chain_options(expansion, layout)?,
+        opts: g.chain_options(expansion, layout, g.window_ms.is_some(), d.opts)?,
         scale_to: g.scale_to,
         window_ms: g.window_ms,
         ..CreateParams::from_defaults(d)
@@ -201,7 +201,7 @@ fn insert_strict<'a>(
         return Err(e::WINDOW_NOCREATE.into());
     }
     let layout = new_layout(g.layout, g.window_ms.is_some(), d)?;
-    let opts = g.chain_options(expansion, layout)?;
+    let opts = g.chain_options(expansion, layout, g.window_ms.is_some(), d.opts)?;
     if g.window_ms.is_some() && g.any_valkey() {
         return Err(e::WINDOW_VALKEY.into());
     }

@@ -6,15 +6,17 @@
 
 use crate::cf::CuckooDefaults;
 use crate::params::{BloomDefaults, CreateParams};
-use ferrobloom_core::bloom::BloomLayout;
+use ferrobloom_core::bloom::{BloomLayout, ChainOptions};
 
-/// `bf-error-rate` 0.01, `bf-initial-size` 100, `bf-expansion-factor` 2, and
-/// ferrobloom's `bf-layout classic`.
+/// `bf-error-rate` 0.01, `bf-initial-size` 100, `bf-expansion-factor` 2,
+/// ferrobloom's `bf-layout classic`, and valkey-bloom's `bloom-tightening-ratio`
+/// 0.5 with `bloom-use-random-seed no` (ferrobloom's default: no seed).
 pub const BLOOM: BloomDefaults = BloomDefaults {
     error: 0.01,
     capacity: 100,
     expansion: 2,
     layout: BloomLayout::Classic,
+    opts: ChainOptions::REDISBLOOM,
 };
 
 /// `cf-initial-size` 1024, `cf-bucket-size` 2, `cf-max-iterations` 20,

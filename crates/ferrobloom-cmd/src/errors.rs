@@ -113,9 +113,12 @@ pub const WINDOW_BAD: &str =
 pub const WINDOW_TWICE: &str = "ERR WINDOW given twice";
 pub const CF_SCANDUMP_MOVED: &str =
     "ERR the filter moved items since this SCANDUMP walk began (start the walk again at 0)";
-/// A walk of a RedisBloom-layout cuckoo filter the filter does not know (begun
-/// on another connection, before a restart or load) once items moved.
-pub const CF_SCANDUMP_UNKNOWN: &str = "ERR the filter moved items and this SCANDUMP walk did not begin on this connection (start the walk again at 0 on one connection)";
+/// A position iterator the cuckoo filter cannot tie to a walk (ferrobloom's
+/// layout: one without the walk mark; RedisBloom's: not the next call of a
+/// walk this connection began), when the filter moved items after it answered
+/// SCANDUMP (or after it was loaded): the walk it may belong to began before
+/// the move.
+pub const CF_SCANDUMP_UNKNOWN: &str = "ERR the filter moved items after it answered SCANDUMP, and this iterator is not one of a walk it knows began since (start the walk again at 0 on one connection)";
 pub const CF_SCANDUMP_WALK: &str =
     "ERR invalid SCANDUMP iterator for this filter (start the walk again at 0)";
 pub const SCANDUMP_WALK: &str =

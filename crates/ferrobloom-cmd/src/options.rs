@@ -90,25 +90,35 @@ impl Given {
         self.tightening.is_some() || self.seed.is_some() || self.scale_to.is_some()
     }
 
-    /// valkey-bloom's options, checked once the expansion and layout are known.
+    /// valkey-bloom's options, checked once the expansion and layout are known;
+    /// what was not given comes from `defaults` (the configured ones), but for
+    /// RedisBloom's layout and windowed filters, which keep RedisBloom's.
     pub fn chain_options(
         &self,
         expansion: u32,
         layout: BloomLayout,
+        windowed: bool,
+        defaults: ChainOptions,
     ) -> Result<ChainOptions, CmdError> {
         if self.scale_to.is_some() && expansion == 0 {
             return Err(e::NONSCALING_SCALE_TO.into());
         }
-        let opts = ChainOptions {
+        let given = ChainOptions {
             tightening: self
                 .tightening
-                .unwrap_or(ChainOptions::default().tightening),
+                .unwrap_or(ChainOptions::REDISBLOOM.tightening),
             seed: self.seed,
         };
-        if layout == BloomLayout::RedisBloom && !opts.is_default() {
+        if layout == BloomLayout::RedisBloom && !given.is_default() {
             return Err(e::REDISBLOOM_LAYOUT_OPTIONS.into());
         }
-        Ok(opts)
+        if layout == BloomLayout::RedisBloom || windowed {
+            return Ok(given);
+        }
+        Ok(ChainOptions {
+            tightening: self.tightening.unwrap_or(defaults.tightening),
+            seed: self.seed.or(defaults.seed),
+        })
     }
 }
 

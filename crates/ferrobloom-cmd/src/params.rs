@@ -15,6 +15,12 @@ pub struct BloomDefaults {
     pub capacity: u64,
     pub expansion: u32,
     pub layout: BloomLayout,
+    /// The tightening ratio and seed of a filter created without `TIGHTENING`
+    /// or `SEED` (valkey-bloom's `bloom-tightening-ratio` and
+    /// `bloom-use-random-seed` settings; [`ChainOptions::REDISBLOOM`] unless
+    /// configured). Not for RedisBloom's layout or windowed filters, which have
+    /// no place for them.
+    pub opts: ChainOptions,
 }
 
 /// Everything needed to create a filter.
@@ -43,8 +49,9 @@ pub struct CreateParams {
 
 impl CreateParams {
     /// A creation that says nothing but what `d` gives: a scaling (or, with
-    /// expansion 0, non-scaling) filter in `d`'s layout, RedisBloom's tightening,
-    /// no seed, no window. Every other field is set with `..` from this.
+    /// expansion 0, non-scaling) filter in `d`'s layout with `d`'s tightening
+    /// and seed (RedisBloom's for RedisBloom's layout, which has no place for
+    /// others), no window. Every other field is set with `..` from this.
     pub fn from_defaults(d: &BloomDefaults) -> CreateParams {
         CreateParams {
             error: d.error,
@@ -52,7 +59,11 @@ impl CreateParams {
             expansion: d.expansion,
             layout: d.layout,
             nonscaling_growth: 2,
-            opts: ChainOptions::default(),
+            opts: if d.layout == BloomLayout::RedisBloom {
+                ChainOptions::REDISBLOOM
+            } else {
+                d.opts
+            },
             scale_to: None,
             window_ms: None,
         }

@@ -10,6 +10,8 @@
 
 use std::alloc::Layout;
 
+use crate::relocate::Pass;
+
 #[cfg(not(target_endian = "little"))]
 compile_error!("ferrobloom's byte views of bit arrays assume a little-endian target");
 
@@ -149,6 +151,11 @@ impl Written {
         }
         let chunks: u64 = self.bits.iter().map(|w| u64::from(w.count_ones())).sum();
         chunks.saturating_mul(WRITTEN_CHUNK as u64).min(len as u64)
+    }
+
+    /// Offers the map's block to a relocation pass (one block number).
+    pub(crate) fn relocate_blocks(&mut self, pass: &mut Pass) {
+        pass.vec(&mut self.bits);
     }
 
     /// The map's heap block, for memory accounting (see `Words::heap_block`).
@@ -353,6 +360,42 @@ impl Words {
         }
     }
 
+    /// Gives the whole pages of bytes `[from, from + max)` of the array back
+    /// to the kernel (`madvise(MADV_DONTNEED)`): they read as zero afterwards.
+    /// Returns where the range ended (the array's byte length at the end).
+    /// For an array about to be freed: its pages are then released in steps
+    /// of bounded cost, and the free itself tears down no resident pages.
+    pub fn release_pages(&mut self, from: usize, max: usize) -> usize {
+        let bytes = std::mem::size_of_val(&*self.lines);
+        let end = from.saturating_add(max).min(bytes);
+        #[cfg(target_os = "linux")]
+        {
+            const PAGE: usize = 4096;
+            let start = self.lines.as_mut_ptr() as usize;
+            let first = (start + from).div_ceil(PAGE) * PAGE;
+            let last = (start + end) / PAGE * PAGE;
+            if last > first {
+                // SAFETY: whole pages inside our own allocation (from the
+                // first page boundary at or after `from` to the last at or
+                // before `end`), which nothing else maps; anonymous memory
+                // reads as zero after MADV_DONTNEED, a valid value of every word.
+                unsafe {
+                    libc::madvise(
+                        first as *mut libc::c_void,
+                        last - first,
+                        libc::MADV_DONTNEED,
+                    )
+                };
+            }
+        }
+        end
+    }
+
+    /// Bytes of the array's allocation (what [`release_pages`](Self::release_pages) walks).
+    pub fn alloc_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.lines)
+    }
+
     /// The little-endian byte view (what gets persisted).
     pub fn as_bytes(&self) -> &[u8] {
         // SAFETY: u64 has no padding and every byte pattern is a valid u8; the
@@ -378,6 +421,15 @@ impl Words {
                 std::mem::align_of::<Line>(),
             )
         })
+    }
+
+    /// Block numbers [`relocate_blocks`](Self::relocate_blocks) takes: the lines and the map.
+    pub const BLOCKS: u64 = 2;
+
+    /// Offers the lines and the written-chunk map to a relocation pass.
+    pub fn relocate_blocks(&mut self, pass: &mut Pass) {
+        pass.boxed_slice(&mut self.lines);
+        self.written.relocate_blocks(pass);
     }
 
     /// The written-chunk map's heap block, for memory accounting.

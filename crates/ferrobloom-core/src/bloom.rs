@@ -26,8 +26,9 @@
 //! `Limits::max_bytes` (measured as BF.INFO's `Size`). Reaching a bound is an error
 //! reply, never a slow or broken filter.
 
-use super::bits::{AllocError, LINE_BITS};
+use super::bits::{AllocError, Words, LINE_BITS};
 use super::hash::{HashScheme, ItemHash, LOOKAHEAD};
+use super::relocate::Pass;
 
 mod batch;
 mod encoding;
@@ -39,16 +40,19 @@ pub(crate) use batch::BATCH_AHEAD;
 #[cfg(test)]
 use encoding::HEADER_FIXED;
 pub(crate) use encoding::{
-    links_fill_chunks, links_for_each_chunk, links_load_chunk, links_scandump_chunk, Reader,
+    links_fill_chunks, links_for_each_chunk, links_load_chunk, links_scandump_chunk, HeaderRole,
+    Reader,
 };
 pub use encoding::{
-    HEADER_MAGIC, HEADER_VERSION_BASE, HEADER_VERSION_OPTIONS, LAYOUT_BLOCKED, LAYOUT_CLASSIC,
-    LAYOUT_CLASSIC_MIXED, LAYOUT_PAIRED, LAYOUT_REDISBLOOM,
+    CAPACITY_ABOVE_BITS, CAPACITY_TOO_LARGE, EXPANSION_TOO_LARGE, HEADER_MAGIC,
+    HEADER_VERSION_BASE, HEADER_VERSION_OPTIONS, LAYOUT_BLOCKED, LAYOUT_CLASSIC,
+    LAYOUT_CLASSIC_MIXED, LAYOUT_PAIRED, LAYOUT_REDISBLOOM, LINK_ABOVE_GROWTH,
 };
 pub use link::Link;
 pub(crate) use link::PairMasks;
 pub use merge::{hash_alike, MergeError, MergePlan, Overfill};
 pub use redisbloom::{RbChain, RB_MAX_HASHES};
+pub(crate) use sizing::poisson_sum_end;
 use sizing::{blocked_scaling_bits, Blocks, LN2, LN2_SQUARED};
 pub use sizing::{classic_derivation, LinkShape, DOUBLE_HASHING_EXCESS, DOUBLE_HASHING_SHARE};
 
@@ -228,14 +232,17 @@ pub struct ChainOptions {
 
 impl Default for ChainOptions {
     fn default() -> Self {
-        ChainOptions {
-            tightening: TIGHTENING_RATIO,
-            seed: None,
-        }
+        ChainOptions::REDISBLOOM
     }
 }
 
 impl ChainOptions {
+    /// RedisBloom's: tightening [`TIGHTENING_RATIO`], no seed (the default).
+    pub const REDISBLOOM: ChainOptions = ChainOptions {
+        tightening: TIGHTENING_RATIO,
+        seed: None,
+    };
+
     /// True when the options are RedisBloom's (header version 1 describes them).
     pub fn is_default(&self) -> bool {
         self.tightening == TIGHTENING_RATIO && self.seed.is_none()
@@ -336,6 +343,11 @@ impl BloomChain {
         }
         if expansion > MAX_EXPANSION {
             return Err(BloomError::InvalidParams("expansion out of range"));
+        }
+        // What every reader refuses (`bloom/encoding.rs`): no filter the core
+        // creates fails to load back.
+        if capacity > MAX_CAPACITY {
+            return Err(BloomError::InvalidParams(CAPACITY_TOO_LARGE));
         }
         if !(opts.tightening > 0.0 && opts.tightening < 1.0) {
             return Err(BloomError::InvalidParams(
@@ -641,6 +653,27 @@ impl BloomChain {
         }
     }
 
+    /// Releases up to `budget` bytes of the links' pages to the kernel, from
+    /// byte `from` of the links' arrays taken in order
+    /// ([`Words::release_pages`](crate::bits::Words::release_pages)); returns
+    /// where the next step starts, `None` once every link is done. For a chain
+    /// about to be freed (a windowed filter's dropped generation): the bits
+    /// read as zero afterwards.
+    pub fn release_step(&mut self, from: u64, budget: u64) -> Option<u64> {
+        let mut base = 0u64;
+        for l in &mut self.links {
+            let len = l.words.alloc_bytes() as u64;
+            if from < base.saturating_add(len) {
+                let off = usize::try_from(from - base).ok()?;
+                let max = usize::try_from(budget).unwrap_or(usize::MAX);
+                let end = l.words.release_pages(off, max) as u64;
+                return Some(base.saturating_add(end));
+            }
+            base = base.saturating_add(len);
+        }
+        None
+    }
+
     /// Memory estimate in bytes: RedisBloom's formula `32 + 64 * links + bytes`
     /// (BF.INFO `Size`, MEMORY USAGE, and the quantity the memory cap bounds).
     pub fn mem_usage(&self) -> u64 {
@@ -668,6 +701,22 @@ impl BloomChain {
                 f(p, n, a);
             }
         }
+    }
+
+    /// Block numbers [`relocate_blocks`](Self::relocate_blocks) takes (`crate::relocate`).
+    pub fn block_count(&self) -> u64 {
+        1 + Words::BLOCKS * self.links.len() as u64
+    }
+
+    /// Offers every heap block to a relocation pass: the link list, then each
+    /// link's bits and written-chunk map (active defragmentation).
+    pub fn relocate_blocks(&mut self, pass: &mut Pass) {
+        pass.vec(&mut self.links);
+        pass.items(
+            &mut self.links,
+            |_| Words::BLOCKS,
+            |p, l| l.words.relocate_blocks(p),
+        );
     }
 
     /// A fallible deep copy (for COPY).

@@ -15,7 +15,13 @@
 //!   for all of them in linear time; the same bytes as the server's, for the
 //!   same parameters and the same items in the same order.
 //! - **Load from chunks**: [`load_chunks`], which checks every chunk against the
-//!   header before allocating the filter.
+//!   header before allocating the filter (and anchors a windowed filter to
+//!   this machine's clock, [`clock_ms`], as a server anchors every load).
+//! - **Walk a server's SCANDUMP**: [`WalkBudget`], what the walk may return
+//!   after its header, so a client stops a walk that goes past it.
+//! - **Time**: the add and lookup calls take this machine's clock; a windowed
+//!   filter runs on from its newest change when that lies ahead of it (the
+//!   server's rule, `Window::write_time`).
 //! - **Merge**: [`BloomFilter::merged`] / [`BloomFilter::merge_from`], with
 //!   `BF.MERGE`'s rules.
 //! - **Files**: [`crate::file`], the SCANDUMP chunks in a small framing.
@@ -137,7 +143,10 @@ impl Scandump for CuckooFilter {
 /// then every data chunk with the iterator SCANDUMP returned with it; the final
 /// `(0, "")` may be left out). Every iterator and length is checked against the
 /// header before the filter is allocated, so nothing larger than the chunks
-/// given is allocated; `limits` bound the filter the header describes.
+/// given is allocated; `limits` bound the filter the header describes. A
+/// windowed filter is anchored to this machine's clock ([`clock_ms`]) as a
+/// server anchors every load: when its newest change lies ahead of the clock,
+/// its time goes on from that change at the clock's rate.
 pub fn load_chunks<T: Payload>(chunks: &[(i64, &[u8])], limits: &Limits) -> Result<T, String> {
     let chunks = match chunks.split_last() {
         Some(((0, []), rest)) => rest,
@@ -162,11 +171,21 @@ pub fn load_chunks<T: Payload>(chunks: &[(i64, &[u8])], limits: &Limits) -> Resu
         check_data_iterator(i + 1, *iter, d.len(), &mut at)?;
     }
     let mut bufs = std::iter::once(*header).chain(data.iter().map(|(_, d)| *d));
-    let value: T = load_payload_as(limits, HeaderFormat::Any, || bufs.next())?;
+    let mut value: T = load_payload_as(limits, HeaderFormat::Any, || bufs.next())?;
     if bufs.next().is_some() {
         return Err("more data chunks than the header describes".into());
     }
+    value.anchor_clock(clock_ms());
     Ok(value)
+}
+
+/// This machine's clock in milliseconds since the Unix epoch: the time the
+/// local loaders ([`load_chunks`], `crate::file`) anchor a windowed filter
+/// to, and the time the local add and lookup calls expect.
+pub fn clock_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// Checks data chunk `i` (from 1) of a SCANDUMP walk, `len` bytes with
@@ -191,17 +210,97 @@ pub(crate) fn check_data_iterator(
     Ok(())
 }
 
+/// What a SCANDUMP walk may return after the header it began with: a client
+/// that walks a server's filter (a pull) stops with an error once the walk
+/// goes past it, so a broken or hostile server (iterators that cycle or
+/// repeat, empty or endless data) cannot make the walk run or grow without
+/// end. The header's links or sub-filters give the data bytes exactly and
+/// the chunks within a margin (a server may cut its chunks smaller than
+/// ferrobloom's 16 MiB: RedisBloom's are 10 or 16 MiB; [`WALK_MIN_CHUNK`]).
+/// A walk that goes past it read a filter that changed since the header (a
+/// write that grew it) or a server that does not follow SCANDUMP: walk again
+/// from the header, a bounded number of times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WalkBudget {
+    /// Data chunks the walk may still return.
+    pub chunks: u64,
+    /// Data bytes the walk may still return.
+    pub bytes: u64,
+}
+
+/// The smallest chunk [`WalkBudget`] expects of a server inside a link or
+/// sub-filter (its last chunk aside).
+pub const WALK_MIN_CHUNK: u64 = 64 << 10;
+
+impl WalkBudget {
+    /// The budget of a walk whose first reply was `header` (a filter of
+    /// type `T`); an invalid header is refused as a load would refuse it.
+    pub fn of<T: Payload>(header: &[u8]) -> Result<Self, String> {
+        let lengths = T::data_lengths(header, &LOAD_LIMITS, HeaderFormat::Any)
+            .map_err(|e| format!("invalid header: {e}"))?;
+        Ok(WalkBudget {
+            chunks: lengths
+                .iter()
+                .fold(0u64, |n, l| n.saturating_add(l.div_ceil(WALK_MIN_CHUNK))),
+            bytes: lengths.iter().fold(0u64, |n, l| n.saturating_add(*l)),
+        })
+    }
+
+    /// Takes a data chunk of `len` bytes off the budget; refused once the
+    /// walk returned more chunks or bytes than the header describes.
+    pub fn take(&mut self, len: u64) -> Result<(), String> {
+        if self.chunks == 0 || len > self.bytes {
+            return Err(format!(
+                "the SCANDUMP walk went past what its header describes (a {len}-byte chunk with \
+                 {} chunks and {} bytes left): the key changed during the walk, or the server \
+                 does not follow SCANDUMP",
+                self.chunks, self.bytes
+            ));
+        }
+        self.chunks -= 1;
+        self.bytes -= len;
+        Ok(())
+    }
+}
+
 /// What one item of a batch add did, as an element of the `BF.MADD` reply.
 pub type AddResult = Result<bool, BloomError>;
 
 impl BloomFilter {
-    /// Adds one item at time `now_ms` (used by windowed filters only): `BF.ADD`'s
-    /// answer (`true`: the item is new).
+    /// Adds one item at clock time `now_ms` (used by windowed filters only):
+    /// `BF.ADD`'s answer (`true`: the item is new). A windowed filter takes
+    /// the clock as a server takes its own ([`write_time`]): its time is the
+    /// clock run on from its newest change when that lies ahead of it, so a
+    /// filter dated ahead (a pull from a server whose clock is ahead, a file)
+    /// keeps rotating its generations and takes items as the server would.
+    ///
+    /// [`write_time`]: crate::window::Window::write_time
     pub fn add_item(&mut self, item: &[u8], now_ms: u64, limits: &Limits) -> AddResult {
         let h = self.hash(item);
         match self {
             BloomFilter::Chain(c) => c.add(&h, limits),
-            BloomFilter::Window(w) => w.add(&h, now_ms, limits).map(|a| a.is_new()),
+            BloomFilter::Window(w) => {
+                let now = w.write_time(now_ms);
+                w.add(&h, now, limits).map(|a| a.is_new())
+            }
+        }
+    }
+
+    /// The filter's time for a write at clock time `now_ms` (a windowed
+    /// filter's [`write_time`](crate::window::Window::write_time); `now_ms`
+    /// for a plain chain, which has no time).
+    fn write_time(&mut self, now_ms: u64) -> u64 {
+        match self {
+            BloomFilter::Window(w) => w.write_time(now_ms),
+            BloomFilter::Chain(_) => now_ms,
+        }
+    }
+
+    /// [`Payload::anchor_clock`](crate::payload::Payload::anchor_clock): what
+    /// a server does to a windowed filter it loads, at clock time `now_ms`.
+    pub fn anchor_clock(&mut self, now_ms: u64) {
+        if let BloomFilter::Window(w) = self {
+            w.anchor(now_ms);
         }
     }
 
@@ -215,7 +314,8 @@ impl BloomFilter {
         }
     }
 
-    /// Adds items in order, `BF.MADD`'s reply: one element per item up to the
+    /// Adds items in order at clock time `now_ms` (as [`add_item`](Self::add_item)),
+    /// `BF.MADD`'s reply: one element per item up to the
     /// first "full" error of a non-scaling filter, which ends it (as the
     /// server's reply ends there); other errors are elements and the batch
     /// goes on.
@@ -227,6 +327,7 @@ impl BloomFilter {
     ) -> Vec<AddResult> {
         let mut out = Vec::new();
         let scheme = self.scheme();
+        let now_ms = self.write_time(now_ms);
         let mut ahead = HashAhead::new(items.into_iter(), |i| scheme.bloom(i));
         loop {
             let next = match self {
@@ -292,6 +393,7 @@ impl BloomFilter {
         out: &mut Vec<AddResult>,
     ) {
         out.reserve(hashes.len());
+        let now_ms = self.write_time(now_ms);
         match self {
             BloomFilter::Chain(c) => {
                 let ahead = c.prefetch_distance();

@@ -68,9 +68,17 @@ pub fn checksum(bytes: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(bytes)
 }
 
-/// Writes `f` as a file into `out` (appended), chunk by chunk.
+/// [`write`]'s refusal when memory for the file's bytes cannot be had (the
+/// Python package raises `MemoryError` for it).
+pub const OUT_OF_MEMORY: &str = "out of memory";
+
+/// Writes `f` as a file into `out` (appended), chunk by chunk; every byte
+/// is reserved fallibly ([`OUT_OF_MEMORY`] when the allocator refuses, `out`
+/// as it was).
 pub fn write<T: Scandump>(f: &T, out: &mut Vec<u8>) -> Result<(), String> {
     let start = out.len();
+    out.try_reserve(PREAMBLE + CHECKSUM)
+        .map_err(|_| OUT_OF_MEMORY)?;
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
     out.push(T::KIND as u8);
@@ -84,8 +92,11 @@ pub fn write<T: Scandump>(f: &T, out: &mut Vec<u8>) -> Result<(), String> {
             bad = Some("chunk longer than 4 GiB");
             return;
         };
-        if out.try_reserve(CHUNK_PREFIX + data.len()).is_err() {
-            bad = Some("out of memory");
+        if out
+            .try_reserve(CHUNK_PREFIX + data.len() + CHECKSUM)
+            .is_err()
+        {
+            bad = Some(OUT_OF_MEMORY);
             return;
         }
         out.extend_from_slice(&iter.to_le_bytes());
@@ -535,6 +546,8 @@ fn load<T: Payload, R: Read>(mut fr: Frames<R>, limits: &Limits) -> Result<T, St
         }
         value
     };
+    let mut value = value;
+    value.anchor_clock(crate::dump::clock_ms());
     Ok(value)
 }
 

@@ -13,6 +13,7 @@
 
 use crate::bloom::{BloomChain, BloomError, Limits, MergeError, MergePlan, Overfill};
 use crate::hash::{HashScheme, ItemHash};
+use crate::relocate::Pass;
 use crate::window::{Window, WINDOW_MAGIC};
 
 /// A Bloom filter of any kind (see the module doc).
@@ -150,6 +151,28 @@ impl BloomFilter {
                     std::mem::align_of::<Window>(),
                 );
                 w.heap_blocks(f)
+            }
+        }
+    }
+
+    /// Block numbers [`relocate_blocks`](Self::relocate_blocks) takes: about the
+    /// allocations the value owns besides itself.
+    pub fn block_count(&self) -> u64 {
+        match self {
+            BloomFilter::Chain(c) => c.block_count(),
+            BloomFilter::Window(w) => 1 + w.block_count(),
+        }
+    }
+
+    /// Offers every heap block the value owns besides itself to a relocation
+    /// pass (active defragmentation, `crate::relocate`): the same blocks as
+    /// [`heap_blocks`](Self::heap_blocks), in a fixed order.
+    pub fn relocate_blocks(&mut self, pass: &mut Pass) {
+        match self {
+            BloomFilter::Chain(c) => c.relocate_blocks(pass),
+            BloomFilter::Window(w) => {
+                pass.boxed(w);
+                w.relocate_blocks(pass)
             }
         }
     }

@@ -25,6 +25,13 @@ pub mod hash;
 pub mod payload;
 pub mod rdb;
 #[cfg(test)]
+#[path = "tests/readers.rs"]
+mod reader_tests;
+pub mod relocate;
+#[cfg(test)]
+#[path = "tests/relocate.rs"]
+mod relocate_tests;
+#[cfg(test)]
 #[path = "tests/roundtrip.rs"]
 mod roundtrip_tests;
 pub mod stats;

@@ -46,6 +46,11 @@ pub trait Payload: Sized {
         r: &mut R,
         limits: &Limits,
     ) -> Result<Self, String>;
+    /// After a load, at clock time `now_ms`: a windowed filter whose newest
+    /// change lies ahead of the clock goes on from it at the clock's rate
+    /// (`Window::anchor`, the rule a server applies to every load); other
+    /// filters have no time.
+    fn anchor_clock(&mut self, _now_ms: u64) {}
 }
 
 impl Payload for BloomFilter {
@@ -82,6 +87,11 @@ impl Payload for BloomFilter {
         crate::bloom::BloomChain::from_redisbloom_rdb(encver, r, limits)
             .map(BloomFilter::Chain)
             .map_err(|e| format!("{e:?}"))
+    }
+    fn anchor_clock(&mut self, now_ms: u64) {
+        if let Some(w) = self.as_window_mut() {
+            w.anchor(now_ms);
+        }
     }
 }
 

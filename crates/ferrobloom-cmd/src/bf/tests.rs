@@ -11,6 +11,7 @@ const D: BloomDefaults = BloomDefaults {
     capacity: 100,
     expansion: 2,
     layout: BloomLayout::Blocked,
+    opts: ferrobloom_core::bloom::ChainOptions::REDISBLOOM,
 };
 
 fn reserve(args: &[&str]) -> Result<CreateParams, CmdError> {

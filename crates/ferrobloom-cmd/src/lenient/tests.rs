@@ -9,6 +9,7 @@ const D: BloomDefaults = BloomDefaults {
     capacity: 100,
     expansion: 4,
     layout: BloomLayout::Classic,
+    opts: ferrobloom_core::bloom::ChainOptions::REDISBLOOM,
 };
 
 fn v<'a>(args: &[&'a str]) -> Vec<&'a [u8]> {

@@ -46,6 +46,30 @@ pub const LAYOUT_PAIRED: u8 = 3;
 /// error and nothing changed.
 pub const LAYOUT_CLASSIC_MIXED: u8 = 4;
 
+/// What a ferrobloom Bloom header is read as: a plain chain's (the value of a
+/// key, a SCANDUMP, a file), or one generation of a windowed filter, whose
+/// links the window sizes from its own history (so its first link may exceed
+/// BF.RESERVE's capacity and its growth links follow no single expansion).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HeaderRole {
+    /// A plain chain: its first link at most [`MAX_CAPACITY`], each later one
+    /// at most the expansion times the one before.
+    Chain,
+    /// A windowed filter's generation (`window/encoding.rs`).
+    Generation,
+}
+
+/// Refusals of a header no command sequence writes. The limits' texts are the
+/// commands' (`BF.RESERVE`'s `ERR (capacity should be at most 1073741824)`,
+/// `ERR expansion should be at most 32768`), without their `ERR` prefix.
+pub const CAPACITY_TOO_LARGE: &str = "capacity should be at most 1073741824";
+/// See [`CAPACITY_TOO_LARGE`].
+pub const EXPANSION_TOO_LARGE: &str = "expansion should be at most 32768";
+/// A link whose capacity its bits cannot hold at its error rate.
+pub const CAPACITY_ABOVE_BITS: &str = "link capacity above what its bits hold at its error rate";
+/// A plain chain's link larger than the expansion times the link before it.
+pub const LINK_ABOVE_GROWTH: &str = "link capacity above the expansion times the link before it";
+
 impl BloomChain {
     /// Encodes the filter's shape and counters (not its bits).
     ///
@@ -157,10 +181,30 @@ impl BloomChain {
     /// Reads ferrobloom's own header only (RDB payloads record which format
     /// their header has).
     pub fn from_native_header(bytes: &[u8], limits: &Limits) -> Result<Self, BloomError> {
-        let (total, expansion, opts, shapes) = Self::parse_native_header(bytes, limits)?;
+        Self::from_native_header_as(bytes, limits, HeaderRole::Chain)
+    }
+
+    /// [`from_native_header`](Self::from_native_header) for a header of the
+    /// given role.
+    pub(crate) fn from_native_header_as(
+        bytes: &[u8],
+        limits: &Limits,
+        role: HeaderRole,
+    ) -> Result<Self, BloomError> {
+        let (total, expansion, opts, shapes) = Self::parse_native_header(bytes, limits, role)?;
         let mut chain = Self::build(total, expansion, None, shapes)?;
         chain.opts = opts;
         Ok(chain)
+    }
+
+    /// The byte lengths of the links of a windowed filter's generation header
+    /// (ferrobloom's format, checked as a generation's: see [`HeaderRole`]).
+    pub(crate) fn generation_link_bytes(
+        bytes: &[u8],
+        limits: &Limits,
+    ) -> Result<Vec<u64>, BloomError> {
+        Self::parse_native_header(bytes, limits, HeaderRole::Generation)
+            .map(|(_, _, _, s)| s.iter().map(|(s, _)| s.storage).collect())
     }
 
     /// The byte lengths of the links a header describes, checked completely as
@@ -171,7 +215,8 @@ impl BloomChain {
         limits: &Limits,
         redisbloom: Option<bool>,
     ) -> Result<Vec<u64>, BloomError> {
-        let native = || Self::parse_native_header(bytes, limits).map(|(_, _, _, s)| s);
+        let native =
+            || Self::parse_native_header(bytes, limits, HeaderRole::Chain).map(|(_, _, _, s)| s);
         let rb = || Self::parse_rb_header(bytes, limits).map(|(_, _, s)| s);
         let shapes = match redisbloom {
             Some(false) => native()?,
@@ -216,6 +261,7 @@ impl BloomChain {
     fn parse_native_header(
         bytes: &[u8],
         limits: &Limits,
+        role: HeaderRole,
     ) -> Result<(u64, u32, ChainOptions, Vec<(LinkShape, u64)>), BloomError> {
         let mut r = Reader::new(bytes);
         if r.take(4)? != HEADER_MAGIC {
@@ -259,7 +305,7 @@ impl BloomChain {
             }
         }
         if expansion > MAX_EXPANSION {
-            return Err(BloomError::BadHeader("expansion out of range"));
+            return Err(BloomError::BadHeader(EXPANSION_TOO_LARGE));
         }
         if n == 0 || n > MAX_LINKS_CEILING {
             return Err(BloomError::BadHeader("bad number of links"));
@@ -278,6 +324,7 @@ impl BloomChain {
             .map_err(|_| BloomError::AllocFailed)?;
         let mut sum_items: u64 = 0;
         let mut mem = CHAIN_OVERHEAD;
+        let mut prev_entries: Option<u64> = None;
         for _ in 0..n {
             let entries = r.u64()?;
             let items = r.u64()?;
@@ -310,6 +357,29 @@ impl BloomChain {
             {
                 return Err(BloomError::BadHeader("blocked link with a partial block"));
             }
+            // What no command creates: a link whose capacity its bits cannot
+            // hold at its error rate (every layout's sizing gives at least
+            // `floor(entries · |ln error| / ln² 2)` bits), a plain chain's
+            // first link above BF.RESERVE's capacity, or a later link more
+            // than the expansion times the one before it (module doc of
+            // `bloom.rs`, "Bounds"). Such a header would make the filter's
+            // growth size links from a count it never held.
+            let bpe = error.ln().abs() / LN2_SQUARED;
+            if entries as f64 * bpe > bits as f64 * (1.0 + 1e-9) + 64.0 {
+                return Err(BloomError::BadHeader(CAPACITY_ABOVE_BITS));
+            }
+            if role == HeaderRole::Chain {
+                match prev_entries {
+                    None if entries > MAX_CAPACITY => {
+                        return Err(BloomError::BadHeader(CAPACITY_TOO_LARGE));
+                    }
+                    Some(p) if entries > p.saturating_mul(u64::from(expansion.max(1))) => {
+                        return Err(BloomError::BadHeader(LINK_ABOVE_GROWTH));
+                    }
+                    _ => {}
+                }
+            }
+            prev_entries = Some(entries);
             sum_items = sum_items
                 .checked_add(items)
                 .ok_or(BloomError::BadHeader("item count overflow"))?;
@@ -321,7 +391,7 @@ impl BloomChain {
                     bits,
                     hashes,
                     layout,
-                    bpe: error.ln().abs() / LN2_SQUARED,
+                    bpe,
                     n2: 0,
                     storage: bits / 8,
                 },

@@ -274,13 +274,28 @@ pub(super) fn blocked_fpr(c: f64, k: u32) -> f64 {
     block_moment(LINE_BITS as f64 / c, kf, kf)
 }
 
+/// Standard deviations past the mean where the sums over a Poisson count stop
+/// ([`poisson_sum_end`]).
+const POISSON_TAIL_SDS: f64 = 12.0;
+/// Counts added to that end, for small means (where the tail is not normal).
+const POISSON_TAIL_EXTRA: f64 = 40.0;
+
+/// The last count a sum over Poisson(`lambda`) counts takes,
+/// `ceil(lambda + 12·sqrt(lambda) + 40)`: with `t = 12·sqrt(lambda) + 40`,
+/// the mass beyond is below `exp(-t²/(2·(lambda + t/3)))` (Bernstein), at
+/// most `e^-60` (at `lambda = 0`; `e^-72` for large means), far below any
+/// rate a link is sized for.
+pub(crate) fn poisson_sum_end(lambda: f64) -> f64 {
+    (lambda + POISSON_TAIL_SDS * lambda.sqrt() + POISSON_TAIL_EXTRA).ceil()
+}
+
 /// `E[fill^j]` over 512-bit blocks that receive Poisson(`lambda`) groups of
 /// `per_group` probes each, where `fill = 1 - (1 - 1/512)^(per_group · groups)`.
 fn block_moment(lambda: f64, per_group: f64, j: f64) -> f64 {
     let ln_keep = (1.0 - 1.0 / LINE_BITS as f64).ln();
     // Sum over the group count up to far into the tail; log-space so large
     // means can't underflow the first terms.
-    let last = (lambda + 12.0 * lambda.sqrt() + 40.0).ceil() as u64;
+    let last = poisson_sum_end(lambda) as u64;
     let mut ln_p = -lambda;
     let mut sum = 0.0;
     for g in 0..=last {
@@ -304,7 +319,7 @@ pub(super) fn paired_fpr(c: f64, k: u32) -> f64 {
     let second = f64::from(k / 2);
     // `block_moment` for both exponents in one pass over the group counts.
     let ln_keep = (1.0 - 1.0 / LINE_BITS as f64).ln();
-    let last = (lambda + 12.0 * lambda.sqrt() + 40.0).ceil() as u64;
+    let last = poisson_sum_end(lambda) as u64;
     let mut ln_p = -lambda;
     let (mut a, mut b) = (0.0, 0.0);
     for g in 0..=last {

@@ -24,7 +24,7 @@ impl CuckooFilter {
     /// | 12 | 4 | expansion u32: 0 or a power of two <= 32768 (0 only with one sub-filter) |
     /// | 16 | 4 | number of sub-filters u32, 1..=65536 |
     /// | 20 | 4 | compaction cursor: sub-filter index u32 (< sub-filters; 0 when no pass) |
-    /// | 24 | 8 | base bucket count u64 (first sub-filter), non-zero power of two |
+    /// | 24 | 8 | base bucket count u64 (first sub-filter), non-zero power of two, at most `next_power_of_two(2^30 / bucket_size)` (CF.RESERVE's capacity bound) |
     /// | 32 | 8 | num_items u64, <= total slots (written capped at the total) |
     /// | 40 | 8 | num_deletes u64 |
     /// | 48 | 8 | requested error rate, f64 bits; all-zero bits = not given, else in (0, 1) |
@@ -185,6 +185,9 @@ impl CuckooFilter {
         if !base.is_power_of_two() {
             return Err(BadHeader("number of buckets"));
         }
+        if base > max_base_buckets(bucket_size) {
+            return Err(BadHeader(CAPACITY_TOO_LARGE));
+        }
         let num_items = u64_at(32);
         let num_deletes = u64_at(40);
         let err_bits = u64_at(48);
@@ -262,6 +265,7 @@ impl CuckooFilter {
             table_bytes: 0,
             moves: 0,
             walks: Vec::new(),
+            plain: walk::PlainAnswers::loaded(),
         };
         Ok(Plan {
             buckets: Plan::bucket_counts(base, expansion, nfilters)?,

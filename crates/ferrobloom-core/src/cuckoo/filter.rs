@@ -56,6 +56,8 @@ pub struct CuckooFilter {
     pub(super) moves: u64,
     /// Open SCANDUMP walks of a filter of RedisBloom's layout (`walk.rs`).
     pub(super) walks: Vec<walk::Walk>,
+    /// When the filter first handed out a SCANDUMP position iterator (`walk.rs`).
+    pub(super) plain: walk::PlainAnswers,
 }
 
 /// A checked header: the filter without its tables, and each table's bucket
@@ -175,6 +177,11 @@ impl CuckooFilter {
             }
         }
         let b = u64::from(p.bucket_size);
+        // What the native header's reader refuses (`encoding.rs`): no filter
+        // the core creates fails to load back.
+        if !p.redisbloom && p.capacity > MAX_CAPACITY {
+            return Err(CuckooError::InvalidParams(CAPACITY_TOO_LARGE));
+        }
         if p.capacity < 2 * b {
             return Err(CuckooError::InvalidParams(
                 "capacity must be at least 2 * bucket size",
@@ -211,6 +218,7 @@ impl CuckooFilter {
             table_bytes,
             moves: 0,
             walks: Vec::new(),
+            plain: Default::default(),
         })
     }
 
@@ -244,6 +252,7 @@ impl CuckooFilter {
             table_bytes: self.table_bytes,
             moves: 0,
             walks: Vec::new(),
+            plain: Default::default(),
         })
     }
 
@@ -329,6 +338,27 @@ impl CuckooFilter {
                 std::mem::align_of::<walk::Walk>(),
             );
         }
+    }
+
+    /// Block numbers [`relocate_blocks`](Self::relocate_blocks) takes.
+    pub fn block_count(&self) -> u64 {
+        2 + 2 * self.subs.len() as u64
+    }
+
+    /// Offers every heap block to a relocation pass (active defragmentation,
+    /// `crate::relocate`): the sub-filter list, each table and its
+    /// written-chunk map, the open walks.
+    pub fn relocate_blocks(&mut self, pass: &mut crate::relocate::Pass) {
+        pass.vec(&mut self.subs);
+        pass.items(
+            &mut self.subs,
+            |_| 2,
+            |p, s| {
+                p.vec(&mut s.data);
+                s.written.relocate_blocks(p)
+            },
+        );
+        pass.vec(&mut self.walks);
     }
 
     /// Whether an incremental compaction pass is under way.

@@ -89,6 +89,22 @@ pub const MAX_FP_BITS: u8 = 32;
 pub const DEFAULT_FP_BITS: u8 = 8;
 /// Largest accepted expansion (before rounding up to a power of two).
 pub const MAX_EXPANSION: u32 = 32768;
+/// The largest capacity CF.RESERVE takes (as BF.RESERVE's,
+/// [`crate::bloom::MAX_CAPACITY`]): a filter of ferrobloom's layout never has
+/// a first sub-filter larger than this capacity gives, and its readers refuse
+/// one ([`CAPACITY_TOO_LARGE`]).
+pub const MAX_CAPACITY: u64 = crate::bloom::MAX_CAPACITY;
+/// CF.RESERVE's text for a capacity above [`MAX_CAPACITY`] (a header's
+/// refusal of a first sub-filter larger than it gives).
+pub const CAPACITY_TOO_LARGE: &str = "Capacity must be at most 1073741824";
+
+/// The most buckets the first sub-filter of a ferrobloom-layout filter has:
+/// `next_power_of_two(MAX_CAPACITY / bucket_size)` ([`CuckooFilter::new`]).
+pub(crate) fn max_base_buckets(bucket_size: u8) -> u64 {
+    (MAX_CAPACITY / u64::from(bucket_size.max(1)))
+        .max(1)
+        .next_power_of_two()
+}
 /// Hard limit on the number of sub-filters (the range of `cf-max-expansions`).
 pub const MAX_SUBFILTERS: u32 = 65536;
 /// Largest piece of slot storage returned by one SCANDUMP call.

@@ -117,6 +117,7 @@ impl CuckooFilter {
             table_bytes: 0,
             moves: 0,
             walks: Vec::new(),
+            plain: walk::PlainAnswers::loaded(),
         };
         Ok(Plan {
             buckets: Plan::bucket_counts(f.buckets, expansion, f.filters as u32)?,

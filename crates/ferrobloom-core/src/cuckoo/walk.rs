@@ -16,6 +16,18 @@
 //!   the move count when it began. It counts only the moves that can cross a
 //!   chunk boundary: compaction, and kick-outs in a sub-filter larger than one
 //!   chunk.
+//!
+//! A position iterator the filter cannot tie to a walk (ferrobloom's layout:
+//! one without the walk mark once items moved; RedisBloom's: one that is not
+//! the next call of a walk it keeps) is answered as RedisBloom answers any
+//! position (`CF_GetEncodedChunk` in
+//! <https://github.com/RedisBloom/RedisBloom/blob/v2.8.2/src/cf.c>: RedisBloom's
+//! flow tests `test_scandump_random_scan_small` / `test_scandump_scan_big` call
+//! random positions), unless the filter handed out such iterators before its
+//! latest move ([`PlainAnswers`]): then it may be a walk that began before the
+//! move, and it is refused (`BadChunk("unknown walk")`).
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use super::*;
 
@@ -38,6 +50,43 @@ const WALK_EPOCH_MASK: u64 = (1 << 22) - 1;
 /// oldest, whose next call is then answered as a walk the filter does not
 /// know.
 pub const MAX_WALKS: usize = 16;
+
+/// The filter's move count when it first handed out a SCANDUMP iterator that
+/// carries no move count (a position iterator, `1 + offset`), in memory only:
+/// no walk of such iterators can have begun before a move if the count is
+/// still this one (or none was ever handed out). An atomic, so that
+/// [`CuckooFilter::walk_chunk`] keeps taking `&self`.
+#[derive(Debug)]
+pub(super) struct PlainAnswers(AtomicU64);
+
+const NEVER: u64 = u64::MAX;
+
+impl Default for PlainAnswers {
+    fn default() -> Self {
+        PlainAnswers(AtomicU64::new(NEVER))
+    }
+}
+
+impl PlainAnswers {
+    /// For a filter loaded from a payload (RDB, RESTORE, LOADCHUNK): a walk
+    /// may have begun on the filter it was saved from, so its iterators are
+    /// refused once this one moves items (as if handed out at count 0).
+    pub(super) fn loaded() -> Self {
+        PlainAnswers(AtomicU64::new(0))
+    }
+
+    /// A position iterator is handed out at move count `moves`.
+    fn note(&self, moves: u64) {
+        let _ = self.0.compare_exchange(NEVER, moves, Relaxed, Relaxed);
+    }
+
+    /// Whether a position iterator handed out earlier may belong to a walk
+    /// that began before a move (one was handed out at another count).
+    fn stale(&self, moves: u64) -> bool {
+        let first = self.0.load(Relaxed);
+        first != NEVER && first != moves
+    }
+}
 
 /// An open SCANDUMP walk of a filter of RedisBloom's layout (in memory only:
 /// never saved, copied or replicated).
@@ -65,7 +114,10 @@ impl CuckooFilter {
     /// position in bits 0..40. An iterator whose count is not the filter's
     /// now is refused (`BadChunk("rearranged")`): a fingerprint moved since
     /// the walk began, maybe from a part not read yet to a part already read,
-    /// so the copy could miss it.
+    /// so the copy could miss it. A position iterator once the count is not 0
+    /// is answered as a walk beginning there (its next iterator carries the
+    /// count), unless the filter handed out position iterators before its
+    /// latest move (`BadChunk("unknown walk")`: it may be one of them).
     pub fn walk_chunk(&self, iter: i64) -> Result<Option<Chunk<'_>>, CuckooError> {
         if self.rb || iter == 0 {
             return Ok(self.scandump_chunk(iter));
@@ -74,7 +126,12 @@ impl CuckooFilter {
         let u = u64::try_from(iter).map_err(|_| CuckooError::BadChunk("position"))?;
         let (began, pos) = match u {
             1 => (epoch, 1),
-            u if u & WALK_FLAG == 0 => (0, u),
+            u if u & WALK_FLAG == 0 => {
+                if epoch != 0 && self.plain.stale(self.moves) {
+                    return Err(CuckooError::BadChunk("unknown walk"));
+                }
+                (epoch, u)
+            }
             u => ((u >> WALK_POS_BITS) & WALK_EPOCH_MASK, u & WALK_POS_MASK),
         };
         if began != epoch {
@@ -85,6 +142,7 @@ impl CuckooFilter {
             return Ok(None);
         };
         if epoch == 0 {
+            self.plain.note(self.moves);
             return Ok(Some((next, data)));
         }
         let next = u64::try_from(next)
@@ -105,12 +163,13 @@ impl CuckooFilter {
     /// - a walk of `walker` at `iter` is answered if nothing moved since it
     ///   began, else refused (`BadChunk("rearranged")`) and forgotten; its
     ///   last call (the end) closes it;
-    /// - any other call (another connection, a forgotten walk, an iterator of
-    ///   the caller's own) is answered only while this filter object has moved
-    ///   nothing (`BadChunk("unknown walk")`). The count is in memory only: a
-    ///   walk that goes on across a restart, a failover or a MIGRATE of the
-    ///   key is checked against the moves since the load only, as in
-    ///   ferrobloom's layout (docs/operations.md).
+    /// - any other call (another connection, a forgotten walk, a position of
+    ///   the caller's own) is answered as RedisBloom answers it unless the
+    ///   filter answered SCANDUMP before its latest move (it may be a walk
+    ///   that began before: `BadChunk("unknown walk")`). The count is in
+    ///   memory only: a walk that goes on across a restart, a failover or a
+    ///   MIGRATE of the key is checked against the moves since the load only,
+    ///   as in ferrobloom's layout (docs/operations.md).
     pub fn walk_chunk_of(
         &mut self,
         walker: u64,
@@ -133,6 +192,7 @@ impl CuckooFilter {
                     began: self.moves,
                 });
             }
+            self.plain.note(self.moves);
             return Ok(self.scandump_chunk(0));
         }
         let moves = self.moves;
@@ -141,7 +201,7 @@ impl CuckooFilter {
         // Two walks of one walker at one position are not told apart: either
         // having begun before a move refuses both.
         let stale = self.walks.iter().any(|w| mine(w) && w.began != moves);
-        if stale || (!known && moves != 0) {
+        if stale || (!known && self.plain.stale(moves)) {
             self.walks.retain(|w| !mine(w));
             return Err(CuckooError::BadChunk(if known {
                 "rearranged"
@@ -154,6 +214,7 @@ impl CuckooFilter {
             w.next = next;
         }
         self.walks.retain(|w| w.next != 0);
+        self.plain.note(moves);
         Ok(self.scandump_chunk(iter))
     }
 

@@ -158,7 +158,7 @@ const WINDOW_SIZING: &str = "sized-for-bursts";
 /// Whether a fixture line was written by earlier sizing rules of windowed
 /// filters: `window/<layout>/<mode>` (generations of a quarter of the
 /// capacity), `window/<layout>/<mode>/sized-by-rate` (sized by the observed
-/// stream, before issue 27's batch sizing) and `…/sized-for-batches` (before
+/// stream, without the rules for batches) and `…/sized-for-batches` (without
 /// the `3·sqrt` headroom, the half-link after a generation without history
 /// and the room floor of half a share).
 fn earlier_window_sizing(name: &str) -> bool {

@@ -8,8 +8,9 @@ use super::{
 };
 use crate::bloom::{
     links_fill_chunks, links_for_each_chunk, links_load_chunk, links_scandump_chunk, BloomChain,
-    BloomError, BloomLayout, Limits, Reader, CHAIN_OVERHEAD, HEADER_MAGIC, LINK_OVERHEAD,
-    MAX_EXPANSION, MAX_LINKS_CEILING,
+    BloomError, BloomLayout, HeaderRole, Limits, Reader, CAPACITY_TOO_LARGE, CHAIN_OVERHEAD,
+    EXPANSION_TOO_LARGE, HEADER_MAGIC, LINK_OVERHEAD, MAX_CAPACITY, MAX_EXPANSION,
+    MAX_LINKS_CEILING,
 };
 use std::cell::Cell;
 
@@ -26,7 +27,7 @@ impl Window {
     /// | 6 | 1 | layout of new links (4 = classic, each link's derivation by the rule of `bloom/sizing.rs`; 0 = classic with plain double hashing, windows created before code 4; 1 = blocked, 3 = paired) |
     /// | 7 | 1 | reserved, zero |
     /// | 8 | 8 | window in milliseconds (u64, 1..=315,576,000,000) |
-    /// | 16 | 8 | capacity per window (u64, >= 1) |
+    /// | 16 | 8 | capacity per window (u64, 1..=2^30, BF.RESERVE's bound) |
     /// | 24 | 8 | error rate (f64 bits, strictly between 0 and 1) |
     /// | 32 | 4 | expansion (u32, 0 = non-scaling, at most 32768) |
     /// | 36 | 4 | number of generations `g` (u32, 0..=K+1) |
@@ -38,7 +39,10 @@ impl Window {
     /// newest change's time, and live at that time), `+8` length `n` (u32) of
     /// the next field, `+12` the generation's links as a plain `FBbf` version-1
     /// header of `n` bytes (documented on `BloomChain::encode_header`; its
-    /// expansion field is `max(expansion, 1)`).
+    /// expansion field is `max(expansion, 1)`). The reader also takes a
+    /// version-2 plain header (valkey-bloom's options), which no command has
+    /// ever written for a generation: windows refuse those options, and their
+    /// generations are created without them.
     ///
     /// Times are absolute, so a filter loaded after its window has passed answers
     /// as empty. The data chunks that follow (RDB buffers, SCANDUMP chunks, AOF
@@ -98,14 +102,19 @@ impl Window {
         if window_ms == 0 || window_ms > MAX_WINDOW_MS {
             return Err(BloomError::BadHeader("bad window"));
         }
-        if capacity == 0 || capacity > i64::MAX as u64 {
+        if capacity == 0 {
             return Err(BloomError::BadHeader("bad capacity"));
+        }
+        // BF.RESERVE's bound, per window (the generations' links are checked
+        // as a generation's: `HeaderRole::Generation`).
+        if capacity > MAX_CAPACITY {
+            return Err(BloomError::BadHeader(CAPACITY_TOO_LARGE));
         }
         if !(error > 0.0 && error < 1.0) {
             return Err(BloomError::BadHeader("bad error rate"));
         }
         if expansion > MAX_EXPANSION {
-            return Err(BloomError::BadHeader("expansion out of range"));
+            return Err(BloomError::BadHeader(EXPANSION_TOO_LARGE));
         }
         if count > parts + 1 {
             return Err(BloomError::BadHeader("too many generations"));
@@ -145,7 +154,7 @@ impl Window {
             if !h.starts_with(&HEADER_MAGIC) {
                 return Err(BloomError::BadHeader("bad generation header"));
             }
-            let links = BloomChain::header_link_bytes(h, &UNBOUNDED, Some(false))?;
+            let links = BloomChain::generation_link_bytes(h, &UNBOUNDED)?;
             if expansion == 0 && links.len() > 2 {
                 return Err(BloomError::BadHeader(
                     "non-scaling generation with 3+ links",
@@ -193,7 +202,7 @@ impl Window {
             .try_reserve_exact(gens.len())
             .map_err(|_| BloomError::AllocFailed)?;
         for (index, h) in gens {
-            let chain = BloomChain::from_native_header(h, &UNBOUNDED)?;
+            let chain = BloomChain::from_native_header_as(h, &UNBOUNDED, HeaderRole::Generation)?;
             w.gens.push(Generation { index, chain });
         }
         Ok(w)

@@ -28,30 +28,25 @@
 //!    layout is sized with), so the union stays at or below `p` however the
 //!    items are spread (`window/sizing.rs`, `Window::limit`).
 //!
-//! # Sizing (`window/sizing.rs`; every number measured by `window/tests/memory.rs`
-//! and `examples/bench_window_memory.rs`, table in docs/windowed.md)
+//! # Sizing (`window/sizing.rs`, `window/forecast.rs`; measured in docs/windowed.md)
 //! A generation's first link is sized when its first item arrives, from the
 //! generations held (a pure function of the filter's state, which replicas and
 //! AOF replays share, and of the write's time):
-//! - *Items:* the busiest of the last `K` generations plus the lesser of 5%
-//!   and `3·sqrt` of it (1.3% at 50,000 items), but no more than the room the
-//!   last `K - 1` leave in a window (`capacity` minus their items: a stream
-//!   that keeps to the capacity cannot put more in this one, so a stream
-//!   swinging ±30% within the window is sized exactly; at least half a
-//!   share); with less than a window of history, twice the busiest (at most a share
-//!   `capacity/K`; at least a share when the one generation held holds at
-//!   least a 64th of a share: it may be the partial first generation of a
-//!   stream at the capacity; held to the room only while the generations held average
-//!   at most a share, plus 5%), and once two generations are held at most
-//!   the last one's count (above a share on average: at most the trend or
-//!   the room, whichever is more), plus the lesser of 5% and `3·sqrt`; none,
-//!   a share; over the capacity, the last generation's count and its trend,
-//!   plus `3·sqrt` of it.
+//! - *Items:* the last `K` generations' counts are read as a regime
+//!   (`forecast::Regime`: fresh, above the capacity, young above a share,
+//!   young, rising, spike, settled), each with its bound: a share with no
+//!   history; over the capacity the trend `2·c1 - c2` plus `3·sqrt` of it;
+//!   with a window of history the busiest plus the lesser of 5% and `3·sqrt`
+//!   of it (a lone spike excluded); with less, twice the busiest (at most a
+//!   share) and at most the last count. A stream that keeps to the capacity
+//!   is held to the room the last `K - 1` leave in a window (`capacity` minus
+//!   their items, at least half a share): an exact bound, so a stream swinging
+//!   within the window is sized exactly.
 //! - *Error:* `T·B - r` with `B = 0.97·p/(K+1)`, `r = 0.1·B` kept for growth,
 //!   `T = 1.08` (every generation full: `K·(T - r) + T = K + 1`) plus a quarter
 //!   of what the generations held left of their own `T·B`, at most the limit;
-//!   with less than a window of history, at most the steady error per item
-//!   (`T·B - r` per share, at least `0.4·B`).
+//!   a young stream's at most the steady error per item (`T·B - r` per share,
+//!   at least `0.4·B`).
 //!
 //! A generation that outgrows its first link opens links sized by its own rate
 //! so far over the rest of its span (plus 10%, at most a share, then the
@@ -64,40 +59,18 @@
 //! generation's second link holds the rest of a window's capacity and then it
 //! refuses with "non scaling filter is full".
 //!
-//! The least memory any sizing could reach in this structure, knowing every
-//! generation's count in advance (one link of exactly its items each, the
-//! error split optimally so the five live generations stay within `p` at
-//! every moment; `bench_window_memory --bound`): 1.49x steady, 1.54x swinging
-//! ±30%, 1.40x in batches of capacity/22, 1.69x peaking at 1.3x at 1%
-//! (1.44x, 1.49x, 1.36x, 1.63x at 0.1%). What the sizing pays above it is the
-//! forecast: a generation's first link is sized before its items arrive.
-//!
-//! Memory (BF.INFO `Size` from the third window on, ratio to a plain scaling
-//! filter of the same capacity and error holding `capacity` items; paired
-//! links; streams not aligned to the generations; `make bench` part `window`):
-//!
-//! | stream | 1% before | 1% | 0.1% before | 0.1% |
-//! |---|---|---|---|---|
-//! | steady at the capacity | 1.54 | 1.51 | 1.48 | 1.46 |
-//! | ±30% within the window | 2.78 | 1.57 | 2.59 | 1.51 |
-//! | Poisson, 0.95x capacity | 1.54 | 1.44 | 1.48 | 1.39 |
-//! | batches every W/50 | 1.54 | 1.51 | 1.48 | 1.45 |
-//! | batches of capacity/22 every W/20 | 2.36 | 1.59 | 2.22 | 1.55 |
-//! | half the capacity (vs a plain filter of half) | 3.08 | 1.56 | 2.96 | 1.49 |
-//! | peaks 1.3x the capacity | 3.19 | 1.85 | 2.97 | 1.78 |
-//!
-//! Costs: up to 5% headroom on a rate-sized first link (`3·sqrt` of the
-//! busiest when less); a generation that gets more than its first link
-//! opens links at more bits per item (their error goes with their items, a
-//! split the one link the generation would have needed does not pay);
-//! batches of a twentieth of the capacity (4 to 6 per generation) reach 1.59x
-//! at 1% at the bench's phase, up to 1.65x at others (the busiest of the
-//! last four sizes four generations for six batches); one batch of 0.3x the
-//! capacity per generation (20% over it) 1.80x at 1% in 6 links.
-//! The first window of a new stream costs more (up to 1.68x swinging, 1.89x
-//! peaking at 1.3x, 1.91x in batches of 0.3x at the bench's phase; up to
-//! 1.72x and 1.97x swinging and peaking at others): its generations are
-//! sized before a window of history exists.
+//! Memory, against a plain scaling filter of the same capacity and error
+//! holding `capacity` items (paired links, `bench_window_memory --capacity
+//! 200000 --windows 10`, settled / from the start, 1% and 0.1%): steady
+//! 1.51x / 1.51x and 1.46x / 1.46x; swinging ±30% within the window 1.57x /
+//! 1.68x and 1.51x / 1.63x; batches of capacity/22 every `W/20` 1.56x and
+//! 1.51x; peaks of 1.3x the capacity 1.85x / 1.89x and 1.78x / 1.79x. The
+//! least any sizing could reach in this structure, knowing every generation's
+//! count in advance (`--bound`): 1.49x steady, 1.54x swinging, 1.40x in the
+//! batches, 1.69x peaking at 1% (1.44x, 1.49x, 1.36x, 1.63x at 0.1%). What
+//! the sizing pays above it is the forecast: a generation's first link is
+//! sized before its items arrive, and one that gets more than its first link
+//! opens links at more bits per item.
 //!
 //! # Speed
 //! Links are paired by default (`bloom.rs`: an item's probes in two 512-bit
@@ -109,7 +82,7 @@
 //! passed): the generations older than the current one never change during a
 //! write, so their answers can be taken before the items are added in order.
 //!
-//! Rejected: the age-partitioned Bloom filter (Shtul, Baquero, Almeida 2020) needs
+//! Not used: the age-partitioned Bloom filter (Shtul, Baquero, Almeida 2020) needs
 //! `k + l` slices with `l` extra slices to cover the sliding part; for a bounded
 //! rate at any moment its own analysis gives about 1.3·n·log10(1/p) bytes at the
 //! optimum, i.e. 2.1-2.3x a plain filter at 1% and 0.1%, and every insert writes
@@ -146,9 +119,10 @@
 
 use super::bloom::{
     BloomChain, BloomError, BloomLayout, Limits, LinkShape, PairMasks, BATCH_AHEAD, CHAIN_OVERHEAD,
-    LINK_OVERHEAD, MAX_EXPANSION, MAX_LINKS_CEILING,
+    LINK_OVERHEAD, MAX_CAPACITY, MAX_EXPANSION, MAX_LINKS_CEILING,
 };
 use super::hash::{HashScheme, ItemHash};
+use super::relocate::Pass;
 use std::cell::Cell;
 
 /// Magic bytes that open a windowed filter's header.
@@ -251,8 +225,11 @@ impl Window {
         if expansion > MAX_EXPANSION {
             return Err(BloomError::InvalidParams("expansion out of range"));
         }
-        if capacity == 0 || capacity > i64::MAX as u64 {
+        if capacity == 0 {
             return Err(BloomError::InvalidParams("capacity must be positive"));
+        }
+        if capacity > MAX_CAPACITY {
+            return Err(BloomError::InvalidParams(crate::bloom::CAPACITY_TOO_LARGE));
         }
         if !(error > 0.0 && error < 1.0) {
             return Err(BloomError::InvalidParams("error rate must be in (0, 1)"));
@@ -663,6 +640,29 @@ impl Window {
         for g in &self.gens {
             g.chain.heap_blocks(f);
         }
+    }
+
+    /// Block numbers [`relocate_blocks`](Self::relocate_blocks) takes.
+    pub fn block_count(&self) -> u64 {
+        let chains = self.gens.iter().map(|g| &g.chain).chain(&self.retired);
+        3 + chains.map(BloomChain::block_count).sum::<u64>()
+    }
+
+    /// Offers every heap block to a relocation pass: the generation list and
+    /// each generation's chain, the dropped generations not yet taken, and
+    /// the sizing cache (see `crate::relocate`).
+    pub fn relocate_blocks(&mut self, pass: &mut Pass) {
+        pass.vec(&mut self.gens);
+        pass.items(
+            &mut self.gens,
+            |g| g.chain.block_count(),
+            |p, g| g.chain.relocate_blocks(p),
+        );
+        pass.vec(&mut self.retired);
+        pass.items(&mut self.retired, BloomChain::block_count, |p, c| {
+            c.relocate_blocks(p)
+        });
+        self.shapes.relocate_blocks(pass);
     }
 
     /// A fallible deep copy (COPY).

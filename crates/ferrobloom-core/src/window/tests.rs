@@ -8,6 +8,7 @@ use crate::filter::BloomFilter;
 
 mod bursts;
 mod memory;
+mod regimes;
 
 /// splitmix64 (fixed seeds).
 struct Mix(u64);

@@ -9,12 +9,14 @@ const BLOOM_DEFAULTS: [BloomDefaults; 2] = [
         capacity: 100,
         expansion: 2,
         layout: BloomLayout::Classic,
+        opts: ferrobloom_core::bloom::ChainOptions::REDISBLOOM,
     },
     BloomDefaults {
         error: 0.25,
         capacity: 1 << 30,
         expansion: 0,
         layout: BloomLayout::Blocked,
+        opts: ferrobloom_core::bloom::ChainOptions::REDISBLOOM,
     },
 ];
 const CUCKOO_DEFAULTS: [CuckooDefaults; 2] = [

@@ -1,58 +1,7 @@
 //! Bloom filter targets: RDB payloads and LOADCHUNK-then-operations sequences.
 
+use super::checks::{check_bloom, links_of};
 use super::*;
-
-/// Everything that must hold for any Bloom filter the code accepted or built:
-/// SCANDUMP walks the same chunks `rdb_save` writes, and both the LOADCHUNK path
-/// and the RDB path rebuild an equal filter from them.
-/// Every link whose bytes the filter's chunks carry, in order.
-fn links_of(c: &BloomFilter) -> Vec<&Link> {
-    match c {
-        BloomFilter::Chain(c) => c.links().iter().collect(),
-        BloomFilter::Window(w) => w
-            .generation_list()
-            .flat_map(|(_, g)| g.links().iter())
-            .collect(),
-    }
-}
-
-pub(super) fn check_bloom(c: &BloomFilter) {
-    let dump = bloom_dump(c);
-    // The SCANDUMP client loop: iterator 1 first, then whatever comes back.
-    let mut walked = Vec::new();
-    let mut it = 1i64;
-    while let Some((next, data)) = c.scandump_chunk(it) {
-        assert!(next > it && !data.is_empty(), "SCANDUMP must advance");
-        walked.push((next, data.to_vec()));
-        it = next;
-    }
-    assert_eq!(walked, dump.1, "SCANDUMP and RDB chunks differ");
-    let bytes: u64 = links_of(c).iter().map(|l| l.shape().bytes()).sum();
-    let dumped: usize = dump.1.iter().map(|(_, d)| d.len()).sum();
-    assert_eq!(bytes, dumped as u64);
-    assert_eq!(
-        c.items(),
-        links_of(c).iter().map(|l| l.items()).sum::<u64>()
-    );
-    let _ = (c.capacity(), c.expansion(), c.error_rate(), c.mem_usage());
-
-    // BF.LOADCHUNK round trip.
-    let mut copy = match BloomFilter::from_header(&dump.0, &limits()) {
-        Ok(copy) => copy,
-        Err(e) => panic!("a filter's own header does not load: {e:?}"),
-    };
-    for (it, data) in &dump.1 {
-        if let Err(e) = copy.load_chunk(*it, data) {
-            panic!("a filter's own chunk does not load: {e:?}");
-        }
-    }
-    assert!(bloom_dump(&copy) == dump, "LOADCHUNK round trip differs");
-    // RDB round trip.
-    match reload::<BloomFilter>(&dump) {
-        Ok(copy) => assert!(bloom_dump(&copy) == dump, "RDB round trip differs"),
-        Err(e) => panic!("a filter's own payload does not load: {e}"),
-    }
-}
 
 /// Operations of [`bloom_chunks`], chosen by `opcode % 6`.
 enum BloomOp {
@@ -92,12 +41,13 @@ pub fn rdb_bloom(data: &[u8]) {
         consumed.push(b);
         Some(b)
     });
-    if let Ok(c) = loaded {
+    if let Ok(mut c) = loaded {
         let (header, chunks) = bloom_dump(&c);
         assert_eq!(consumed.first().copied(), Some(header.as_slice()));
         let tail: Vec<&[u8]> = chunks.iter().map(|(_, d)| d.as_slice()).collect();
         assert_eq!(consumed.get(1..), Some(tail.as_slice()));
         check_bloom(&c);
+        super::after_load::exercise_bloom(&mut c);
     }
 }
 
@@ -183,4 +133,5 @@ pub fn bloom_chunks(data: &[u8]) {
         }
     }
     check_bloom(&c);
+    super::after_load::exercise_bloom(&mut c);
 }

@@ -1,58 +1,7 @@
 //! Cuckoo filter targets: RDB payloads and LOADCHUNK-then-operations sequences.
 
+use super::checks::check_cuckoo;
 use super::*;
-
-/// What must hold for any cuckoo filter the code accepted or built (see
-/// [`check_bloom`]); CF.SCANDUMP starts at iterator 0 with the header.
-pub(super) fn check_cuckoo(f: &CuckooFilter) {
-    let dump = cuckoo_dump(f);
-    match f.scandump_chunk(0) {
-        Some((1, h)) => assert_eq!(*h, *dump.0, "SCANDUMP 0 is not the header"),
-        other => panic!("SCANDUMP 0 returned {other:?}"),
-    }
-    let mut walked = Vec::new();
-    let mut it = 1i64;
-    while let Some((next, data)) = f.scandump_chunk(it) {
-        assert!(next > it && !data.is_empty(), "SCANDUMP must advance");
-        walked.push((next, data.to_vec()));
-        it = next;
-    }
-    assert_eq!(walked, dump.1, "SCANDUMP and RDB chunks differ");
-    let dumped: usize = dump.1.iter().map(|(_, d)| d.len()).sum();
-    assert_eq!(f.table_bytes(), dumped as u64);
-    let _ = (
-        f.num_items(),
-        f.num_deletes(),
-        f.num_filters(),
-        f.base_buckets(),
-        f.bucket_size(),
-        f.expansion(),
-        f.max_iterations(),
-        f.fp_bits(),
-        f.error_rate(),
-        f.subfilter_buckets().count(),
-        f.total_slots(),
-        f.compaction_in_progress(),
-        f.mem_usage(),
-    );
-
-    // CF.LOADCHUNK round trip.
-    let mut copy = match CuckooFilter::from_header(&dump.0, MAX_BYTES) {
-        Ok(copy) => copy,
-        Err(e) => panic!("a filter's own header does not load: {e}"),
-    };
-    for (it, data) in &dump.1 {
-        if let Err(e) = copy.load_chunk(*it, data) {
-            panic!("a filter's own chunk does not load: {e}");
-        }
-    }
-    assert!(cuckoo_dump(&copy) == dump, "LOADCHUNK round trip differs");
-    // RDB round trip.
-    match reload::<CuckooFilter>(&dump) {
-        Ok(copy) => assert!(cuckoo_dump(&copy) == dump, "RDB round trip differs"),
-        Err(e) => panic!("a filter's own payload does not load: {e}"),
-    }
-}
 
 /// Operations of [`cuckoo_chunks`], chosen by `opcode % 10`.
 enum CuckooOp {
@@ -104,12 +53,13 @@ pub fn rdb_cuckoo(data: &[u8]) {
         consumed.push(b);
         Some(b)
     });
-    if let Ok(f) = loaded {
+    if let Ok(mut f) = loaded {
         let (header, chunks) = cuckoo_dump(&f);
         assert_eq!(consumed.first().copied(), Some(header.as_slice()));
         let tail: Vec<&[u8]> = chunks.iter().map(|(_, d)| d.as_slice()).collect();
         assert_eq!(consumed.get(1..), Some(tail.as_slice()));
         check_cuckoo(&f);
+        super::after_load::exercise_cuckoo(&mut f);
     }
 }
 

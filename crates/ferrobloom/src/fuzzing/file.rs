@@ -73,6 +73,12 @@ fn every_reader(data: &[u8]) {
         unknown == slice,
         "the slice and unknown-length readers disagree"
     );
+    // What loaded takes items afterwards (`after_load.rs`).
+    match ffile::read_any(data, &l) {
+        Ok(AnyFilter::Bloom(mut f)) => super::after_load::exercise_bloom(&mut f),
+        Ok(AnyFilter::Cuckoo(mut f)) => super::after_load::exercise_cuckoo(&mut f),
+        Err(_) => {}
+    }
     let Some(out) = slice else { return };
     if out != data {
         let (a, b) = (ffile::parse(data), ffile::parse(&out));

@@ -4,7 +4,9 @@
 //! is then a bug that the fuzzer reports: each function asserts what the code it
 //! drives promises (a filter loaded from a payload re-encodes to the same bytes,
 //! a SCANDUMP of it loads back into an equal filter, an added item is found, a
-//! parsed integer is canonical, parsed options are in range).
+//! parsed integer is canonical, parsed options are in range), and every
+//! filter a target loads then takes items, lookups and (windowed) the passing
+//! of time without a panic (`after_load.rs`).
 //!
 //! The committed corpus `fuzz/corpus/<target>/` is replayed by `cargo test`
 //! (`fuzzing/tests.rs`), so every regression input stays fixed. One file per
@@ -125,8 +127,10 @@ fn reload<T: ferrobloom_core::payload::Payload>(d: &Dump) -> Result<T, String> {
     load_payload::<T, _>(&limits(), || bufs.next())
 }
 
+mod after_load;
 mod args;
 mod bloom;
+mod checks;
 mod cuckoo;
 mod file;
 mod redisbloom;

@@ -1,8 +1,7 @@
 //! RedisBloom's own RDB payloads (encoding versions 0-4) of either type, and
 //! their seeds.
 
-use super::bloom::check_bloom;
-use super::cuckoo::check_cuckoo;
+use super::checks::{check_bloom, check_cuckoo};
 use super::*;
 
 /// RedisBloom's RDB fields read from the fuzz input (see the module doc).
@@ -43,12 +42,16 @@ pub fn rdb_redisbloom(data: &[u8]) {
     if sel & 1 == 0 {
         if let Ok(c) = BloomChain::from_redisbloom_rdb(encver, &mut r, &limits()) {
             assert!(c.is_redisbloom());
-            check_bloom(&BloomFilter::from(c));
+            let mut c = BloomFilter::from(c);
+            check_bloom(&c);
+            super::after_load::exercise_bloom(&mut c);
         }
-    } else if let Ok(f) = CuckooFilter::from_redisbloom_rdb(encver, &mut r, MAX_BYTES, MAX_FILTERS)
+    } else if let Ok(mut f) =
+        CuckooFilter::from_redisbloom_rdb(encver, &mut r, MAX_BYTES, MAX_FILTERS)
     {
         assert!(f.is_redisbloom());
         check_cuckoo(&f);
+        super::after_load::exercise_cuckoo(&mut f);
     }
 }
 

@@ -167,7 +167,108 @@ pub fn seeds() -> Vec<Seed> {
             a.replace(' ', "\n").into_bytes(),
         ));
     }
+    out.extend(window_seeds());
     out.extend(redisbloom_seeds());
     out.extend(super::file::file_seeds());
+    out
+}
+
+/// Windowed filters: each layout, scaling and not, one generation with
+/// several links and several generations; and two headers no command writes:
+/// a link that claims 2^49 + 25 items in the bits of 25 (refused), and a
+/// generation whose first link is far larger than the links after it (its
+/// bits hold it: accepted, and its next growth link is sized from it). The
+/// first is a regression input (`regression-*`), not a valid encoding.
+pub(super) fn window_seeds() -> Vec<Seed> {
+    use ferrobloom_core::bloom::LinkShape;
+    use ferrobloom_core::window::Window;
+    const T0: u64 = 1_764_000_000_000;
+    let big = Limits::default();
+    let mut out = Vec::new();
+    let shapes = [
+        (BloomLayout::Paired, 2, 100, 30, 1),
+        (BloomLayout::Blocked, 2, 40, 30, 3),
+        (BloomLayout::Classic, 4, 100, 60, 2),
+        (BloomLayout::Paired, 0, 100, 60, 1),
+        (BloomLayout::ClassicDouble, 1, 16, 40, 5),
+    ];
+    let mut first = None;
+    for (i, (layout, exp, cap, n, gens)) in shapes.into_iter().enumerate() {
+        let Ok(mut w) = Window::new(cap, 0.01, exp, layout, 1000, &big) else {
+            continue;
+        };
+        for g in 0..gens {
+            for k in 0..n {
+                let h = w.hash(format!("item{g}-{k}").as_bytes());
+                let _ = w.add(&h, T0 + g * 250, &big);
+            }
+        }
+        let f = BloomFilter::from(w);
+        let d = bloom_dump(&f);
+        if first.is_none() {
+            first = Some(d.clone());
+        }
+        out.push(("rdb_bloom", format!("seed-window-{i}"), rdb_seed(&d)));
+        out.push((
+            "bloom_chunks",
+            format!("seed-window-{i}"),
+            chunks_seed(&d, &[2, 3, 4, 5], 8),
+        ));
+        let mut bytes = Vec::new();
+        if ferrobloom_core::file::write(&f, &mut bytes).is_ok() {
+            out.push(("file", format!("seed-window-{i}"), bytes));
+        }
+    }
+    // The first seed's oldest generation's first link: the fixed header (48
+    // bytes), the generation's index and length (12), the plain header (24).
+    const LINK: usize = 48 + 12 + 24;
+    if let Some((h, chunks)) = first {
+        let mut lie = h.clone();
+        lie[LINK..LINK + 8].copy_from_slice(&((1u64 << 49) + 25).to_le_bytes());
+        let d = (lie, chunks.clone());
+        out.push((
+            "rdb_bloom",
+            "regression-window-lying-link".to_string(),
+            rdb_seed(&d),
+        ));
+        out.push((
+            "bloom_chunks",
+            "regression-window-lying-link".to_string(),
+            chunks_seed(&d, &[2, 3], 8),
+        ));
+        let error = h
+            .get(LINK + 16..LINK + 24)
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map(|b| f64::from_bits(u64::from_le_bytes(b)));
+        if let Some(Ok(s)) =
+            error.map(|e| LinkShape::with_layout(1_000, e, BloomLayout::Paired, false))
+        {
+            let mut odd = h;
+            odd[LINK..LINK + 8].copy_from_slice(&s.entries.to_le_bytes());
+            odd[LINK + 24..LINK + 32].copy_from_slice(&s.bits.to_le_bytes());
+            odd[LINK + 32..LINK + 36].copy_from_slice(&s.hashes.to_le_bytes());
+            // Its first link's data grows to the new size (zeros after).
+            let mut chunks = chunks;
+            if let Some((_, c)) = chunks.first_mut() {
+                c.resize(usize::try_from(s.bits / 8).unwrap_or(0), 0);
+            }
+            let mut at = 1i64;
+            for (it, c) in chunks.iter_mut() {
+                at += c.len() as i64;
+                *it = at;
+            }
+            let d = (odd, chunks);
+            out.push((
+                "rdb_bloom",
+                "seed-window-large-first-link".to_string(),
+                rdb_seed(&d),
+            ));
+            out.push((
+                "bloom_chunks",
+                "seed-window-large-first-link".to_string(),
+                chunks_seed(&d, &[2, 3], 8),
+            ));
+        }
+    }
     out
 }

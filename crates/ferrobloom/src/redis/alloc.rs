@@ -147,6 +147,69 @@ pub unsafe fn usable_size(block: *const u8, align: usize, requested: usize) -> u
     }
 }
 
+/// Bytes the server's allocator holds for a block of `layout` (before its
+/// rounding): the padded size, plus the alignment for an over-aligned block.
+pub fn allocation_size(layout: Layout) -> usize {
+    let size = padded(layout);
+    if layout.align() <= MIN_ALIGN {
+        size
+    } else {
+        size.saturating_add(layout.align())
+    }
+}
+
+/// Moves a block the module allocated, for active defragmentation: `move_raw`
+/// is the server's move (`RedisModule_DefragAlloc`), which takes the
+/// allocator's pointer and either returns null (not moved, nothing changed) or
+/// a new allocation of the same size class holding a copy of all its bytes,
+/// having freed the old one. Returns the block's new address.
+///
+/// A block of alignment at most [`MIN_ALIGN`] is the allocation itself. An
+/// over-aligned one sits at an offset inside its allocation that depends on
+/// where the allocation lies: the copy keeps the old offset, which need not be
+/// aligned in the new place, so the bytes are moved (within the new allocation,
+/// which is as large as the old) to the new aligned offset, and the new
+/// allocator pointer is stored below them for `dealloc`.
+///
+/// So a block moved here stays a block of this allocator with the same
+/// `layout` and the same bytes: the `Relocator` contract the core's
+/// relocation passes rely on to rebuild their `Vec`s and boxes on it.
+///
+/// # Safety
+/// `block` is a live allocation of [`FerroAlloc`] with `layout`, not used
+/// while this runs; `move_raw` behaves as described above.
+pub unsafe fn relocate(
+    block: *mut u8,
+    layout: Layout,
+    move_raw: impl FnOnce(*mut c_void) -> *mut c_void,
+) -> Option<*mut u8> {
+    let align = layout.align();
+    // SAFETY: a live block of alloc_layout with this alignment (the caller's contract).
+    let base = unsafe { base_of(block, align) };
+    let new_base = move_raw(base as *mut c_void) as *mut u8;
+    if new_base.is_null() {
+        return None;
+    }
+    if align <= MIN_ALIGN {
+        return Some(new_base);
+    }
+    // As in `alloc_layout`: both offsets lie in 8..=align, and the allocation
+    // holds `padded(layout) + align` bytes, so both ranges are inside it.
+    let old_offset = block as usize - base as usize;
+    let new_offset = align - (new_base as usize & (align - 1));
+    // SAFETY: both offsets and the `padded(layout)` bytes after them lie inside
+    // the new allocation (above); `copy` allows the ranges to overlap; the 8
+    // bytes below the new block are inside it too (new_offset >= 8).
+    unsafe {
+        let new_block = new_base.add(new_offset);
+        if new_offset != old_offset {
+            std::ptr::copy(new_base.add(old_offset), new_block, padded(layout));
+        }
+        (new_block as *mut *mut u8).sub(1).write_unaligned(new_base);
+        Some(new_block)
+    }
+}
+
 // SAFETY: alloc and alloc_zeroed return null or a block of at least
 // `layout.size()` bytes aligned to `layout.align()` (`alloc_layout`), valid
 // until dealloc, which frees exactly what alloc_layout allocated (`base_of`).

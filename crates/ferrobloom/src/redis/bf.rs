@@ -15,7 +15,7 @@ use crate::cmd::create;
 use crate::cmd::errors::{self as e, bloom as map_err, CmdError, Op};
 use crate::cmd::format::{format_g, format_window};
 use crate::cmd::lenient::{self, Origin};
-use crate::cmd::params::{CreateParams, MAX_ERROR_RATE};
+use crate::cmd::params::{BloomDefaults, CreateParams, MAX_ERROR_RATE};
 use crate::cmd::parse::parse_i64;
 use ferrobloom_core::bloom::{BloomChain, BloomError, BloomLayout, MAX_CAPACITY, MAX_EXPANSION};
 use ferrobloom_core::filter::BloomFilter;
@@ -46,7 +46,7 @@ fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
 pub fn reserve(ctx: Ctx, args: Args) -> CmdResult {
-    let p = parse_reserve_from(&args, &bloom_defaults(), origin(ctx))?;
+    let p = parse_reserve_from(&args, &defaults(ctx), origin(ctx))?;
     let mut key = Key::open(ctx, key_name(&args)?, true);
     match key.state(&BLOOM) {
         KeyState::Missing => {}
@@ -207,17 +207,25 @@ pub fn madd(ctx: Ctx, args: Args) -> CmdResult {
 /// that is RedisBloom 2.x's BF.ADD (ferrobloom replicates every creation as
 /// an explicit BF.RESERVE first, so its own adds never find the key missing).
 fn create_defaults(ctx: Ctx) -> CreateParams {
-    let d = bloom_defaults();
+    let d = defaults(ctx);
     if origin(ctx) == Origin::Trusted {
         return lenient::bf_add_params(&d);
     }
     CreateParams::from_defaults(&d)
 }
 
+/// The configured defaults for a creation by this command: a client's gets
+/// the configured tightening ratio and seed (`bf.bloom-tightening-ratio`,
+/// `bf.bloom-use-random-seed`); a replicated or replayed one RedisBloom's,
+/// since its writer spelled out any other.
+fn defaults(ctx: Ctx) -> BloomDefaults {
+    bloom_defaults(origin(ctx) == Origin::Client)
+}
+
 /// BF.INSERT key [CAPACITY cap] [ERROR err] [EXPANSION exp] [NOCREATE]
 /// [NONSCALING] ITEMS item [item ...]
 pub fn insert(ctx: Ctx, args: Args) -> CmdResult {
-    let a = parse_insert_from(&args, &bloom_defaults(), origin(ctx))?;
+    let a = parse_insert_from(&args, &defaults(ctx), origin(ctx))?;
     add_items(ctx, args, a.items_from, a.create, Shape::Array, a.at_ms)
 }
 
@@ -367,9 +375,8 @@ pub fn loadchunk(ctx: Ctx, args: Args) -> CmdResult {
         KeyState::Missing if iter == 1 => {
             let mut filter = BloomFilter::from_header(data, &bloom_limits(ctx.trusted()))
                 .map_err(|err| map_err(Op::Load, &err))?;
-            if let Some(w) = filter.as_window_mut() {
-                w.anchor(window::now_ms());
-            }
+            // The core's rule after every load (the local loaders' too).
+            filter.anchor_clock(window::now_ms());
             if !key.set(&BLOOM, Box::new(filter)) {
                 return Err(e::BAD_DATA.into());
             }

@@ -11,9 +11,12 @@
 //! case-insensitive; they set the initial values of the configs. Anything else
 //! (an unknown name, an odd count, a bad or out-of-range value) refuses the load:
 //! unlike CONFIG SET, module arguments bypass the server's range checks.
+//! valkey-bloom 1.0's settings (`bf.bloom-capacity`, …) are accepted too, as
+//! module arguments and configs, most as other names of ferrobloom's own
+//! ([`valkey`]).
 
 use std::ffi::{c_int, CStr, CString};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
 
 use redis_module::raw;
 
@@ -22,9 +25,16 @@ use super::server::unprefixed_configs;
 use crate::cmd::cf::CuckooDefaults;
 use crate::cmd::defaults::{BLOOM, CUCKOO};
 use crate::cmd::params::{BloomDefaults, MAX_ERROR_RATE};
-use crate::cmd::parse::{parse_f64, parse_i64};
+use crate::cmd::parse::parse_f64;
 use ferrobloom_core::bloom::{BloomLayout, Limits, MAX_CAPACITY, MAX_EXPANSION, MAX_LINKS_CEILING};
 use ferrobloom_core::dump::SERVER_DEFAULT_LIMITS;
+
+mod args;
+mod valkey;
+pub use args::apply_module_args;
+// `defrag_enabled`: for the data types' defrag callbacks.
+#[allow(unused_imports)]
+pub use valkey::defrag_enabled;
 
 /// A numeric config: its value and its Redis-enforced range.
 pub struct Numeric {
@@ -37,6 +47,8 @@ pub struct Numeric {
     /// under the unprefixed names, values up to it are accepted and stored as
     /// `max` (as RedisBloom stores error rates above 0.25 as 0.25).
     redisbloom_max: i64,
+    /// The value it was registered with (see [`LOADING`]).
+    registered: AtomicI64,
 }
 
 impl Numeric {
@@ -48,6 +60,7 @@ impl Numeric {
             max,
             memory: false,
             redisbloom_max: max,
+            registered: AtomicI64::new(default),
         }
     }
     pub fn get(&self) -> i64 {
@@ -56,7 +69,20 @@ impl Numeric {
     fn set(&self, v: i64) {
         self.value.store(v, Relaxed);
     }
+    /// While the configs load, setting the registered value again is a no-op
+    /// ([`LOADING`]).
+    fn is_default_while_loading(&self, v: i64) -> bool {
+        LOADING.load(Relaxed) && v == self.registered.load(Relaxed)
+    }
 }
+
+/// True while `RedisModule_LoadConfigs` applies redis.conf's lines: the server
+/// then also sets every config the file does not name to its registered
+/// default. A setting with two names (RedisBloom 8's or valkey-bloom's and
+/// ferrobloom's) would take the default of the name the file does not use,
+/// after or before the value of the one it does; so while loading, a value
+/// equal to the registered one (the value before loading) changes nothing.
+static LOADING: AtomicBool = AtomicBool::new(false);
 
 pub static BF_INITIAL_SIZE: Numeric = Numeric::new(
     c"bf-initial-size",
@@ -194,6 +220,8 @@ pub struct Float {
     text: ConfigText,
     clamp: f64,
     zero_ok: bool,
+    /// The value it was registered with, as bits (see [`LOADING`]).
+    registered: AtomicU64,
 }
 
 impl Float {
@@ -204,7 +232,13 @@ impl Float {
             text: ConfigText::new(),
             clamp,
             zero_ok,
+            registered: AtomicU64::new(default_bits),
         }
+    }
+
+    /// As [`Numeric::is_default_while_loading`].
+    fn is_default_while_loading(&self, v: f64) -> bool {
+        LOADING.load(Relaxed) && v.to_bits() == self.registered.load(Relaxed)
     }
 
     pub fn get(&self) -> f64 {
@@ -238,6 +272,9 @@ pub fn short_float(v: f64) -> String {
 /// filter would fail. `None` when it can.
 fn unusable_rate(f: &Float, v: f64) -> Option<String> {
     let name = f.name.to_string_lossy();
+    if !std::ptr::eq(f, &BF_ERROR_RATE) && !std::ptr::eq(f, &CF_ERROR_RATE) {
+        return None;
+    }
     if std::ptr::eq(f, &BF_ERROR_RATE) {
         // A scaling filter's first link has half the rate (the stricter case).
         if ferrobloom_core::bloom::LinkShape::new(1, v * 0.5).is_err() {
@@ -289,13 +326,20 @@ pub fn bf_layout() -> BloomLayout {
     BloomLayout::from_code(BF_LAYOUT.load(Relaxed) as u8).unwrap_or(LAYOUT_DEFAULT)
 }
 
-/// Defaults for BF commands that do not say.
-pub fn bloom_defaults() -> BloomDefaults {
+/// Defaults for BF commands that do not say. `client`: a client's command
+/// (a replicated or replayed creation spells out its tightening and seed, so
+/// those defaults stay RedisBloom's for it).
+pub fn bloom_defaults(client: bool) -> BloomDefaults {
     BloomDefaults {
         error: bf_error_rate(),
         capacity: BF_INITIAL_SIZE.get() as u64,
         expansion: BF_EXPANSION.get() as u32,
         layout: bf_layout(),
+        opts: if client {
+            valkey::chain_defaults()
+        } else {
+            ferrobloom_core::bloom::ChainOptions::REDISBLOOM
+        },
     }
 }
 
@@ -361,7 +405,9 @@ impl NumericConfig for Numeric {
     }
 
     fn set(&self, val: i64) -> Result<(), String> {
-        if (self.min..=self.max).contains(&val) {
+        if self.is_default_while_loading(val) {
+            Ok(())
+        } else if (self.min..=self.max).contains(&val) {
             Numeric::set(self, val);
             Ok(())
         } else if val > self.max && val <= self.redisbloom_max && unprefixed_configs() {
@@ -393,7 +439,9 @@ impl StringConfig for Float {
                 if let Some(why) = unusable_rate(self, v) {
                     return Err(why);
                 }
-                self.store(v);
+                if !self.is_default_while_loading(v) {
+                    self.store(v);
+                }
                 Ok(())
             }
             None => Err(format!(
@@ -473,55 +521,41 @@ fn register_enum<T: EnumConfig>(
     Ok(())
 }
 
-/// Applies RedisBloom's load-time arguments. Returns an error message that
-/// refuses the load.
-pub fn apply_module_args(args: &[&[u8]]) -> Result<(), String> {
-    let args = match args {
-        [b""] => &[][..],
-        a => a,
-    };
-    if args.len() % 2 != 0 {
-        return Err("module arguments must come in name/value pairs".into());
-    }
-    for pair in args.chunks(2) {
-        let (name, value) = match pair {
-            [n, v] => (*n, *v),
-            _ => continue,
-        };
-        let lname = String::from_utf8_lossy(name).to_ascii_lowercase();
-        let bad = || {
-            format!(
-                "bad value for module argument {lname}: {}",
-                String::from_utf8_lossy(value)
-            )
-        };
-        match lname.as_str() {
-            "error_rate" | "bf-error-rate" => {
-                let v = BF_ERROR_RATE.parse(value).ok_or_else(bad)?;
-                BF_ERROR_RATE.bits.store(v.to_bits(), Relaxed);
-            }
-            "initial_size" | "bf-initial-size" => {
-                set_checked(&BF_INITIAL_SIZE, value).ok_or_else(bad)?
-            }
-            "cf_max_expansions" | "cf-max-expansions" => {
-                set_checked(&CF_MAX_EXPANSIONS, value).ok_or_else(bad)?
-            }
-            "merge-max-bytes" => set_checked(&MERGE_MAX_BYTES, value).ok_or_else(bad)?,
-            _ => return Err(format!("unknown module argument: {lname}")),
-        }
-    }
-    Ok(())
-}
-
-fn set_checked(n: &Numeric, value: &[u8]) -> Option<()> {
-    let v = parse_i64(value).filter(|v| (n.min..=n.max).contains(v))?;
-    n.set(v);
-    Some(())
-}
-
 /// Registers every config (with the current values, which module arguments may
 /// have set, as defaults) and applies the `bf.*` lines of redis.conf.
 pub fn register(ctx: LoadCtx) -> Result<(), String> {
+    for n in NUMERICS {
+        n.registered.store(n.get(), Relaxed);
+    }
+    for f in FLOATS.iter().copied().chain([&valkey::BF_TIGHTENING]) {
+        f.registered.store(f.get().to_bits(), Relaxed);
+    }
+    LOADING.store(true, Relaxed);
+    let done = register_all(ctx);
+    LOADING.store(false, Relaxed);
+    done?;
+    ctx.log(
+        c"notice",
+        &format!(
+            "ferrobloom configs: bf-layout {} bf-error-rate {} bf-initial-size {} bf-expansion-factor {} bf-max-links {} max-filter-memory {} max-item-size {} merge-max-bytes {} cf-max-expansions {} cf-error-rate {} {}",
+            bf_layout().name(),
+            bf_error_rate(),
+            BF_INITIAL_SIZE.get(),
+            BF_EXPANSION.get(),
+            BF_MAX_LINKS.get(),
+            MAX_FILTER_MEMORY.get(),
+            MAX_ITEM_SIZE.get(),
+            MERGE_MAX_BYTES.get(),
+            CF_MAX_EXPANSIONS.get(),
+            CF_ERROR_RATE.get(),
+            valkey::describe()
+        ),
+    );
+    Ok(())
+}
+
+/// Registers every config and loads redis.conf's lines for them.
+fn register_all(ctx: LoadCtx) -> Result<(), String> {
     if !ctx.has_config_api() {
         return Err("this Redis has no module configuration API (needs 7.0+)".into());
     }
@@ -582,53 +616,12 @@ pub fn register(ctx: LoadCtx) -> Result<(), String> {
         ],
         &CfLayout,
     )?;
+    valkey::register(ctx)?;
     if !ctx.load_configs() {
         return Err("could not apply the module's configs from redis.conf".into());
     }
-    ctx.log(
-        c"notice",
-        &format!(
-            "ferrobloom configs: bf-layout {} bf-error-rate {} bf-initial-size {} bf-expansion-factor {} bf-max-links {} max-filter-memory {} max-item-size {} merge-max-bytes {} cf-max-expansions {} cf-error-rate {}",
-            bf_layout().name(),
-            bf_error_rate(),
-            BF_INITIAL_SIZE.get(),
-            BF_EXPANSION.get(),
-            BF_MAX_LINKS.get(),
-            MAX_FILTER_MEMORY.get(),
-            MAX_ITEM_SIZE.get(),
-            MERGE_MAX_BYTES.get(),
-            CF_MAX_EXPANSIONS.get(),
-            CF_ERROR_RATE.get()
-        ),
-    );
     Ok(())
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn module_args_are_validated() {
-        assert!(apply_module_args(&[]).is_ok());
-        assert!(apply_module_args(&[b""]).is_ok());
-        assert!(apply_module_args(&[b"ERROR_RATE"]).is_err());
-        assert!(apply_module_args(&[b"NOPE", b"1"]).is_err());
-        assert!(apply_module_args(&[b"INITIAL_SIZE", b"0"]).is_err());
-        assert!(apply_module_args(&[b"INITIAL_SIZE", b"1073741825"]).is_err());
-        assert!(apply_module_args(&[b"ERROR_RATE", b"1"]).is_err());
-        assert!(apply_module_args(&[b"CF_MAX_EXPANSIONS", b"0"]).is_err());
-        assert!(apply_module_args(&[b"error_rate", b"0.5", b"bf-initial-size", b"1000"]).is_ok());
-        assert_eq!(bf_error_rate(), 0.25, "clamped like RedisBloom");
-        assert_eq!(BF_INITIAL_SIZE.get(), 1000);
-        assert!(apply_module_args(&[b"ERROR_RATE", b"0.01", b"INITIAL_SIZE", b"100"]).is_ok());
-        assert!(apply_module_args(&[b"merge-max-bytes", b"0"]).is_err());
-        assert!(apply_module_args(&[b"MERGE-MAX-BYTES", b"-5"]).is_err());
-        assert!(apply_module_args(&[b"merge-max-bytes", b"1gb"]).is_err());
-        assert!(apply_module_args(&[b"merge-max-bytes", b"1048576"]).is_ok());
-        assert_eq!(merge_max_bytes(false), 1 << 20);
-        assert_eq!(merge_max_bytes(true), u64::MAX);
-        assert!(apply_module_args(&[b"merge-max-bytes", b"67108864"]).is_ok());
-        assert_eq!(bloom_defaults().error, 0.01);
-    }
-}
+mod tests;

@@ -3,7 +3,7 @@
 //! ([`command_entry`]): the only place a command's raw pointers become a [`Ctx`]
 //! and [`Args`].
 
-use std::ffi::{c_char, c_int, c_long, c_longlong, CStr};
+use std::ffi::{c_char, c_int, c_long, c_longlong, c_void, CStr};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
@@ -51,6 +51,22 @@ pub unsafe extern "C" fn command_entry<C: Command>(
     let args = unsafe { Args::from_raw(argv, argc) };
     C::call(c, args);
     raw::REDISMODULE_OK as c_int
+}
+
+/// What a timer does when it fires ([`Ctx::create_timer`]).
+pub trait Timer {
+    fn fire(ctx: Ctx);
+}
+
+/// The function the server calls when a timer of `T` fires.
+///
+/// # Safety
+/// Called by the server only, with a valid context for the call.
+unsafe extern "C" fn timer_entry<T: Timer>(ctx: *mut raw::RedisModuleCtx, _data: *mut c_void) {
+    T::fire(Ctx {
+        ptr: ctx,
+        _call: PhantomData,
+    });
 }
 
 /// A command invocation's context, valid during the command (`'a`).
@@ -142,6 +158,24 @@ impl Ctx<'_> {
     pub fn log(&self, level: &CStr, msg: &str) {
         // SAFETY: valid context (the command's own).
         unsafe { log_in(self.ptr, level, msg) }
+    }
+
+    /// Starts a one-shot timer that runs `T` on the main thread in `period_ms`
+    /// milliseconds; whether the server took it.
+    pub fn create_timer<T: Timer>(&self, period_ms: i64) -> bool {
+        let Some(create) = api!(RedisModule_CreateTimer) else {
+            return false;
+        };
+        // SAFETY: a valid context of the main thread; the callback takes no data.
+        unsafe {
+            create(
+                self.ptr,
+                period_ms,
+                Some(timer_entry::<T>),
+                std::ptr::null_mut(),
+            )
+        };
+        true
     }
 
     /// Sends a keyspace event of the module class for `key`.

@@ -7,7 +7,7 @@
 //! hidden command `FERROBLOOM.FAULT <point> [count]` arms a deliberate panic at
 //! the entry of the guarded code named `<point>` (a command name such as
 //! `BF.ADD`, or a callback: `rdb_load`, `rdb_save`, `aof_rewrite`, `copy`,
-//! `digest`, `mem_usage`, `free_effort`, `INFO`), so tests can prove the
+//! `digest`, `mem_usage`, `free_effort`, `defrag`, `INFO`), so tests can prove the
 //! containment on the real server.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -28,6 +28,12 @@ impl InfoSource for Info {
                 };
                 out.field_ll(&name, value);
             }
+            for (name, value) in super::defrag::info_fields() {
+                let Ok(name) = CString::new(name) else {
+                    continue;
+                };
+                out.field_ll(&name, value);
+            }
         })
     }
 }

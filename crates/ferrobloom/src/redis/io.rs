@@ -1,6 +1,6 @@
 //! What the server hands the module's callbacks: the data types' callbacks
-//! (RDB load and save, AOF rewrite, DEBUG DIGEST, MEMORY USAGE, free, COPY)
-//! with their RDB, AOF and digest streams, and the INFO callback with its
+//! (RDB load and save, AOF rewrite, DEBUG DIGEST, MEMORY USAGE, free, COPY;
+//! active defragmentation's is `defrag.rs`) with their RDB, AOF and digest streams, and the INFO callback with its
 //! output. A wrapper file: the callbacks the server calls are generic
 //! trampolines here that turn its pointers into safe values and call the safe
 //! [`DataType`] (implemented in `types.rs`) and [`InfoSource`] (`info.rs`).
@@ -176,7 +176,7 @@ pub fn create_data_type<T: DataType>(
         free_effort: Some(free_effort::<T>),
         unlink: None,
         copy: Some(copy::<T>),
-        defrag: None,
+        defrag: Some(super::defrag::defrag::<T>),
         mem_usage2: None,
         free_effort2: None,
         unlink2: None,

@@ -1,8 +1,8 @@
 //! The load context (`OnLoad`) and what is declared through it: module
 //! options, server events, commands with their COMMAND INFO / DOCS and ACL
-//! categories, and configuration (numeric, string and enum configs, whose
-//! callbacks call the safe [`NumericConfig`], [`StringConfig`] and
-//! [`EnumConfig`] of `config.rs`). A wrapper file: the API calls and the raw
+//! categories, and configuration (numeric, string, enum and bool configs,
+//! whose callbacks call the safe [`NumericConfig`], [`StringConfig`],
+//! [`EnumConfig`] and [`BoolConfig`] of `config.rs`). A wrapper file: the API calls and the raw
 //! structures the server keeps live here, safe types and functions go out.
 
 use std::ffi::{c_char, c_int, c_longlong, c_void, CStr};
@@ -353,6 +353,12 @@ pub trait EnumConfig: Sync + 'static {
     fn set(&self, v: c_int) -> Result<(), String>;
 }
 
+/// A bool config's value.
+pub trait BoolConfig: Sync + 'static {
+    fn get(&self) -> bool;
+    fn set(&self, v: bool) -> Result<(), String>;
+}
+
 /// The text a string config shows: a module string owned by the module,
 /// replaced on every change (the server copies it when it reads it).
 pub struct ConfigText(AtomicPtr<raw::RedisModuleString>);
@@ -489,11 +495,43 @@ unsafe extern "C" fn set_enum<T: EnumConfig>(
     }
 }
 
+/// # Safety
+/// `privdata` is the `&'static T` registered with this callback.
+unsafe extern "C" fn get_bool<T: BoolConfig>(_name: *const c_char, privdata: *mut c_void) -> c_int {
+    // SAFETY: the registered &'static T (the caller's contract).
+    match unsafe { (privdata as *const T).as_ref() } {
+        Some(b) => c_int::from(b.get()),
+        None => 0,
+    }
+}
+
+/// # Safety
+/// `privdata` is the `&'static T` registered with this callback; `err` the
+/// server's error slot.
+unsafe extern "C" fn set_bool<T: BoolConfig>(
+    _name: *const c_char,
+    val: c_int,
+    privdata: *mut c_void,
+    err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    // SAFETY: the registered &'static T (the caller's contract).
+    let r = match unsafe { (privdata as *const T).as_ref() } {
+        Some(b) => b.set(val != 0),
+        None => Err("unknown config".into()),
+    };
+    match r {
+        Ok(()) => OK,
+        // SAFETY: the server's error slot.
+        Err(msg) => unsafe { config_error(err, &msg) },
+    }
+}
+
 impl LoadCtx<'_> {
     /// Whether the server has module configs (Redis 7.0+).
     pub fn has_config_api(&self) -> bool {
         api!(RedisModule_RegisterNumericConfig).is_some()
             && api!(RedisModule_RegisterStringConfig).is_some()
+            && api!(RedisModule_RegisterBoolConfig).is_some()
     }
 
     /// Registers a numeric config; whether the server took it.
@@ -581,6 +619,33 @@ impl LoadCtx<'_> {
                 names.len() as c_int,
                 Some(get_enum::<T>),
                 Some(set_enum::<T>),
+                None,
+                config as *const T as *mut c_void,
+            ) == OK
+        }
+    }
+
+    /// Registers a bool config; whether the server took it.
+    pub fn register_bool<T: BoolConfig>(
+        &self,
+        name: &CStr,
+        default: bool,
+        flags: u32,
+        config: &'static T,
+    ) -> bool {
+        let Some(reg) = api!(RedisModule_RegisterBoolConfig) else {
+            return false;
+        };
+        // SAFETY: the valid load context; the server copies the name; privdata
+        // is a &'static T, the type the callbacks are instantiated with.
+        unsafe {
+            reg(
+                self.ptr,
+                name.as_ptr(),
+                c_int::from(default),
+                flags,
+                Some(get_bool::<T>),
+                Some(set_bool::<T>),
                 None,
                 config as *const T as *mut c_void,
             ) == OK

@@ -1,6 +1,6 @@
 //! The Redis data types and their callbacks (RDB, AOF, COPY, DEBUG DIGEST,
-//! MEMORY USAGE, lazy free), written once for both filter types through the
-//! [`FilterValue`] trait.
+//! MEMORY USAGE, lazy free, active defragmentation: `defrag.rs`), written once
+//! for both filter types through the [`FilterValue`] trait.
 //!
 //! # RDB encoding versions, for `MBbloom--` and `MBbloomCF`
 //! ferrobloom registers RedisBloom's type names, so every RedisBloom payload
@@ -224,9 +224,17 @@ fn free<T: FilterValue>(value: Box<T>) {
     })
 }
 
-/// Large filters are freed on the lazy-free thread (effort above 64).
+/// The work of freeing (or defragmenting) a value: one unit per heap block
+/// and one per 64 KiB. Redis frees values above 64 on the lazy-free thread
+/// (UNLINK, FLUSHALL ASYNC), and defragments values above
+/// `active-defrag-max-scan-fields` in bounded steps (`defrag`).
 fn free_effort<T: FilterValue>(v: &T) -> usize {
-    guard("free_effort", 1, || 1 + (v.mem_usage() >> 16))
+    guard("free_effort", 1, || {
+        let blocks = usize::try_from(v.block_count()).unwrap_or(usize::MAX);
+        1usize
+            .saturating_add(blocks)
+            .saturating_add(v.mem_usage() >> 16)
+    })
 }
 
 fn copy<T: FilterValue>(v: &T) -> Option<T> {

@@ -7,8 +7,11 @@ use super::stats::{Figures, Gauges, BLOOM_GAUGES, CUCKOO_GAUGES};
 use ferrobloom_core::cuckoo::CuckooFilter;
 use ferrobloom_core::filter::BloomFilter;
 use ferrobloom_core::payload::Payload;
+use ferrobloom_core::relocate::Pass;
 
-/// What the data-type callbacks need from a filter (loading is [`Payload`]).
+/// What the data-type callbacks need from a filter (loading is [`Payload`],
+/// and so is the clock rule after a load: `Payload::anchor_clock`, the core's,
+/// which the local loaders apply too).
 pub trait FilterValue: Payload {
     /// RedisBloom's type name (9 characters).
     const TYPE_NAME: &'static CStr;
@@ -20,6 +23,11 @@ pub trait FilterValue: Payload {
     fn mem_usage(&self) -> usize;
     /// Every heap block besides the value itself (see `BloomFilter::heap_blocks`).
     fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize, usize));
+    /// The blocks a relocation pass numbers (about the allocations besides
+    /// the value itself).
+    fn block_count(&self) -> u64;
+    /// Offers every heap block to a relocation pass (active defragmentation).
+    fn relocate_blocks(&mut self, pass: &mut Pass);
     fn try_clone(&self) -> Option<Self>;
     /// Its contribution to the `INFO bf` gauges.
     fn figures(&self) -> Figures;
@@ -30,9 +38,6 @@ pub trait FilterValue: Payload {
     fn is_windowed(&self) -> bool {
         false
     }
-    /// After a load: a windowed filter's time goes on from its newest change
-    /// if that lies ahead of the server clock `now` (`Window::anchor`).
-    fn anchor_clock(&mut self, _now: u64) {}
 }
 
 impl FilterValue for BloomFilter {
@@ -41,11 +46,6 @@ impl FilterValue for BloomFilter {
     const WINDOWED: bool = true;
     fn is_windowed(&self) -> bool {
         self.as_window().is_some()
-    }
-    fn anchor_clock(&mut self, now: u64) {
-        if let Some(w) = self.as_window_mut() {
-            w.anchor(now);
-        }
     }
     fn header(&self) -> Vec<u8> {
         self.encode_header()
@@ -58,6 +58,12 @@ impl FilterValue for BloomFilter {
     }
     fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize, usize)) {
         BloomFilter::heap_blocks(self, f)
+    }
+    fn block_count(&self) -> u64 {
+        BloomFilter::block_count(self)
+    }
+    fn relocate_blocks(&mut self, pass: &mut Pass) {
+        BloomFilter::relocate_blocks(self, pass)
     }
     fn try_clone(&self) -> Option<Self> {
         BloomFilter::try_clone(self).ok()
@@ -89,6 +95,12 @@ impl FilterValue for CuckooFilter {
     }
     fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize, usize)) {
         CuckooFilter::heap_blocks(self, f)
+    }
+    fn block_count(&self) -> u64 {
+        CuckooFilter::block_count(self)
+    }
+    fn relocate_blocks(&mut self, pass: &mut Pass) {
+        CuckooFilter::relocate_blocks(self, pass)
     }
     fn try_clone(&self) -> Option<Self> {
         CuckooFilter::try_clone(self, u64::MAX).ok()

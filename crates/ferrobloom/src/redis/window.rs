@@ -1,6 +1,6 @@
 //! Windowed Bloom filters in Redis (`WINDOW seconds`, `ferrobloom_core::window`):
-//! the server clock, the add path and its replication, and freeing the
-//! generations a write drops.
+//! the server clock, the add path and its replication; the generations a write
+//! drops are freed by `reclaim`.
 //!
 //! # Time and replication
 //! The primary's clock drives the window. A write reads the clock once
@@ -24,9 +24,10 @@ use super::api::{Args, Ctx, RStr};
 
 use super::config::bloom_limits;
 use super::handler::{replicate_reserve, CmdResult};
+use super::reclaim::free_retired;
 use crate::cmd::errors::{bloom as map_err, Op};
 use crate::cmd::params::CreateParams;
-use ferrobloom_core::bloom::{BloomChain, BloomError};
+use ferrobloom_core::bloom::BloomError;
 use ferrobloom_core::window::Window;
 
 /// Test builds only: milliseconds added to the server clock (FERROBLOOM.CLOCK).
@@ -54,25 +55,6 @@ pub fn clock(ctx: Ctx, args: Args) -> CmdResult {
     }
     ctx.reply_integer(CLOCK_OFFSET_MS.load(Relaxed));
     Ok(())
-}
-
-/// Generations larger than this are freed on a background thread.
-const FREE_INLINE_MAX: u64 = 1 << 20;
-
-/// Frees dropped generations: small ones here, large ones on a thread (so a
-/// rotation never costs the main thread time proportional to the filter).
-fn free_retired(retired: Vec<BloomChain>) {
-    if retired.is_empty() {
-        return;
-    }
-    let bytes: u64 = retired.iter().map(|c| c.mem_usage()).sum();
-    if bytes <= FREE_INLINE_MAX {
-        return;
-    }
-    // If no thread can be started, the closure (and the memory) drops here.
-    let _ = std::thread::Builder::new()
-        .name("ferrobloom-free".into())
-        .spawn(move || drop(retired));
 }
 
 /// BF.ADD / BF.MADD / BF.INSERT on a windowed filter. `single`: BF.ADD's reply.
@@ -117,7 +99,7 @@ pub fn add(
         let n = args.len().saturating_sub(items_from);
         let mut hashes = Vec::new();
         if hashes.try_reserve_exact(n).is_err() {
-            free_retired(w.take_retired());
+            free_retired(ctx, w.take_retired());
             return Err(map_err(Op::Insert, &BloomError::AllocFailed));
         }
         hashes.extend(args.iter_from(items_from).map(|i| scheme.bloom(i)));
@@ -141,7 +123,7 @@ pub fn add(
         });
         ctx.set_array_len(replied);
     }
-    free_retired(w.take_retired());
+    free_retired(ctx, w.take_retired());
     if at.is_some() {
         // A replica goes on from the primary's last time, at its own clock's
         // rate, if it is promoted (docs/windowed.md, "Clock steps").

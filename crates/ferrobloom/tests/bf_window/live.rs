@@ -529,6 +529,9 @@ fn cuckoo_live_scandump_copy_while_it_grows_or_compacts() {
     let s = Server::start();
     let mut con = s.conn();
     let moved = "SCANDUMP: ResponseError: the filter moved items since this SCANDUMP walk began (start the walk again at 0)";
+    // A walk begun before any move has position iterators, which the filter
+    // cannot tell from positions it never handed out.
+    let stale = "SCANDUMP: ResponseError: the filter moved items after it answered SCANDUMP, and this iterator is not one of a walk it knows began since (start the walk again at 0 on one connection)";
     // Growth (and the kick-outs that fill a table first).
     for layout in ["ferrobloom", "redisbloom"] {
         let key = format!("g-{layout}");
@@ -543,7 +546,10 @@ fn cuckoo_live_scandump_copy_while_it_grows_or_compacts() {
         });
         match (layout, &res) {
             (_, Ok(())) => assert_eq!(cf_held(&mut con, &copy, &before), 700, "{layout}"),
-            ("ferrobloom", Err(e)) => assert!(e == moved || e.starts_with("LOADCHUNK"), "{e}"),
+            ("ferrobloom", Err(e)) => assert!(
+                e == moved || e == stale || e.starts_with("LOADCHUNK"),
+                "{e}"
+            ),
             (_, Err(e)) => assert!(e.starts_with("LOADCHUNK"), "{layout}: {e}"),
         }
     }
@@ -575,8 +581,9 @@ fn cuckoo_live_scandump_copy_while_it_grows_or_compacts() {
     // RedisBloom's layout, a walk the filter does not know (its header read on
     // another connection): refused once items moved, answered before.
     let mut other = s.conn();
-    let unknown = "ERR the filter moved items and this SCANDUMP walk did not begin on \
-                   this connection (start the walk again at 0 on one connection)";
+    let unknown = "ERR the filter moved items after it answered SCANDUMP, and this \
+                   iterator is not one of a walk it knows began since (start the walk \
+                   again at 0 on one connection)";
     assert!(exec::<Value>(&mut con, &["CF.SCANDUMP", "d-redisbloom", "0"]).is_ok());
     assert_eq!(
         exec_err(&mut other, &["CF.SCANDUMP", "d-redisbloom", "1"]),

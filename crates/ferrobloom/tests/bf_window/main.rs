@@ -12,6 +12,7 @@ mod limits;
 mod live;
 mod memory;
 mod persistence;
+mod reclaim;
 
 use std::collections::HashMap;
 

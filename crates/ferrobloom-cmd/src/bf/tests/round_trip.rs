@@ -12,6 +12,7 @@ const D: BloomDefaults = BloomDefaults {
     capacity: 100,
     expansion: 2,
     layout: BloomLayout::Blocked,
+    opts: ferrobloom_core::bloom::ChainOptions::REDISBLOOM,
 };
 
 /// splitmix64: a small deterministic generator for the property tests.
@@ -111,6 +112,7 @@ const ODD: [BloomDefaults; 2] = [
         capacity: 7,
         expansion: 0,
         layout: BloomLayout::Classic,
+        opts: ferrobloom_core::bloom::ChainOptions::REDISBLOOM,
     },
 ];
 

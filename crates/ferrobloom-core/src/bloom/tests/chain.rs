@@ -130,6 +130,11 @@ fn memory_cap_is_enforced_before_allocating() {
     // An absurd capacity never reaches the allocator.
     assert_eq!(
         BloomChain::new(u64::MAX, 1e-9, 2, &Limits::default()).err(),
+        Some(BloomError::InvalidParams(crate::bloom::CAPACITY_TOO_LARGE))
+    );
+    // The largest capacity BF.RESERVE takes, at a tight error: above the cap.
+    assert_eq!(
+        BloomChain::new(crate::bloom::MAX_CAPACITY, 1e-9, 2, &small).err(),
         Some(BloomError::MemoryCap)
     );
     // Growth stops at the cap with an error and leaves the filter intact.

@@ -119,16 +119,17 @@ fn header_round_trip_and_rejections() {
         };
         assert!(r.is_err(), "offset {off} {bytes:?}");
     }
+    // More buckets than CF.RESERVE's 2^30 capacity gives: refused as it is.
     assert_eq!(
         patch(24, &(1u64 << 40).to_le_bytes()).unwrap_err(),
-        CuckooError::MemoryCap
+        CuckooError::BadHeader(crate::cuckoo::CAPACITY_TOO_LARGE)
     );
-    // 2^32 buckets of 1 slot: refused by a 1 GiB cap without allocating.
+    // 2^30 buckets of 1 slot: refused by a 512 MiB cap without allocating.
     let mut h = base.clone();
     h[6] = 1;
-    h[24..32].copy_from_slice(&(1u64 << 32).to_le_bytes());
+    h[24..32].copy_from_slice(&(1u64 << 30).to_le_bytes());
     assert_eq!(
-        CuckooFilter::from_header(&h, 1 << 30).unwrap_err(),
+        CuckooFilter::from_header(&h, 1 << 29).unwrap_err(),
         CuckooError::MemoryCap
     );
     // Many filters with huge expansion overflow: MemoryCap, not a panic.
@@ -331,6 +332,9 @@ fn a_copy_copies_only_what_was_written() {
 fn walks_are_refused_once_fingerprints_moved() {
     let mut f = CuckooFilter::new(&params(64, 2, 2, 8), NOCAP).unwrap();
     let mut i = 0u64;
+    // A walk begun before any move hands out position iterators.
+    let (plain, _) = f.walk_chunk(1).unwrap().unwrap();
+    assert_eq!(plain as u64 & WALK_FLAG, 0);
     // Fill until the first kick-out (a move).
     while f.moves == 0 {
         f.insert(&hash_item(&key(1, i)), 32, NOCAP).unwrap();
@@ -338,8 +342,13 @@ fn walks_are_refused_once_fingerprints_moved() {
     }
     let (next, _) = f.walk_chunk(1).unwrap().unwrap();
     assert_ne!(next as u64 & WALK_FLAG, 0);
-    // A position iterator is a walk begun at move count 0: refused now.
-    assert_eq!(f.walk_chunk(2), Err(CuckooError::BadChunk("rearranged")));
+    // That walk's position iterator (or any other position) may be a walk
+    // begun before the move: refused now.
+    assert_eq!(
+        f.walk_chunk(plain),
+        Err(CuckooError::BadChunk("unknown walk"))
+    );
+    assert_eq!(f.walk_chunk(2), Err(CuckooError::BadChunk("unknown walk")));
     // A walk with no move in between is exact.
     let (_, hdr) = f.walk_chunk(0).unwrap().unwrap();
     let mut g = CuckooFilter::from_header(&hdr, NOCAP).unwrap();

@@ -134,3 +134,73 @@ fn redisbloom_walks_are_bounded_and_kept_per_walker() {
     let c = g.try_clone(NOCAP).unwrap();
     assert_eq!(c.open_walks(), 0, "a copy (COPY) takes no walks");
 }
+
+/// Positions the filter never handed out (RedisBloom's flow tests
+/// `test_scandump_random_scan_small` / `test_scandump_scan_big` call every
+/// position of a filled filter) are answered as RedisBloom answers them, in
+/// both layouts, although items moved before: nothing moved since the filter
+/// first answered a SCANDUMP. Once something moves after that, they may be a
+/// walk that began before the move and are refused.
+#[test]
+fn positions_never_handed_out_are_answered_until_a_move_follows_an_answer() {
+    // RedisBloom's layout: compaction after deletes is a move.
+    let mut f = CuckooFilter::new(&rb_params(8, 2, 1), NOCAP).unwrap();
+    let all = items("r", 40);
+    insert_all(&mut f, &all);
+    for i in &all[..10] {
+        assert!(f.delete(&f.hash(i)));
+    }
+    assert!(f.moves > 0);
+    let total = f.table_bytes() as i64;
+    f.walk_chunk_of(5, 0).unwrap();
+    for pos in 1..total + 10 {
+        let want = f.scandump_chunk(pos).map(|(n, d)| (n, d.to_vec()));
+        for walker in [5, 6] {
+            let got = f.walk_chunk_of(walker, pos).unwrap();
+            assert_eq!(got.map(|(n, d)| (n, d.to_vec())), want, "{pos}");
+        }
+    }
+    for i in &all[10..20] {
+        assert!(f.delete(&f.hash(i)));
+    }
+    assert_eq!(
+        f.walk_chunk_of(6, 3).err(),
+        Some(CuckooError::BadChunk("unknown walk"))
+    );
+    // ferrobloom's layout: kick-outs are moves; positions are answered as
+    // walks that begin there (their next iterator carries the move count).
+    let mut g = CuckooFilter::new(&params(64, 2, 2, 8), NOCAP).unwrap();
+    let mut n = 0;
+    while g.moves == 0 || g.num_filters() < 3 {
+        let _ = g.insert(&g.hash(format!("k{n}").as_bytes()), 32, NOCAP);
+        n += 1;
+    }
+    let total = g.table_bytes() as i64;
+    for pos in 1..total + 10 {
+        let want = g.scandump_chunk(pos).map(|(n, d)| (n, d.to_vec()));
+        let got = g.walk_chunk_of(1, pos).unwrap();
+        let got = got.map(|(n, d)| ((n as u64 & ((1 << 40) - 1)) as i64, n, d.to_vec()));
+        match (got, want) {
+            (Some((at, it, d)), Some((wn, wd))) => {
+                assert_eq!((at, d), (wn, wd), "{pos}");
+                assert_ne!(it as u64 & WALK_FLAG, 0, "{pos}");
+            }
+            (None, None) => {}
+            (got, want) => panic!("{pos}: {got:?} {want:?}"),
+        }
+    }
+    // A loaded filter answers positions until it moves (a walk may have
+    // begun on the filter it was saved from), then refuses them.
+    let mut h = dump_and_load(&g);
+    assert!(h.walk_chunk_of(1, 2).unwrap().is_some());
+    while h.moves == 0 {
+        let _ = h.insert(&h.hash(format!("k{n}").as_bytes()), 32, NOCAP);
+        n += 1;
+    }
+    assert_eq!(
+        h.walk_chunk_of(1, 2).err(),
+        Some(CuckooError::BadChunk("unknown walk"))
+    );
+    let (it, _) = h.walk_chunk_of(1, 1).unwrap().unwrap();
+    assert!(h.walk_chunk_of(1, it).is_ok(), "a walk begun now");
+}

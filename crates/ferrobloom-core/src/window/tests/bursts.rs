@@ -1,5 +1,5 @@
-//! Whole batches at one instant, at any phase of their generation (issue 27,
-//! batch sizing): a stream 20% over the capacity in one batch a generation
+//! Whole batches at one instant, at any phase of their generation: a stream
+//! 20% over the capacity in one batch a generation
 //! stays within a few links, and a replica fed only what the primary accepted
 //! builds the same links.
 
@@ -47,9 +47,9 @@ fn feed(per: u64, gens: u64, phase: impl Fn(u64) -> u64) -> (Window, Vec<usize>)
 /// doubling); every later one fits its first link (a young stream whose
 /// generations average more than a share is not held to the room the others
 /// leave; then the trend plus `3·sqrt`), so the filter holds at most 5 + 4
-/// links, far from bf.bf-max-links' 64. Before: the fourth generation got a
-/// first link of 400 and the rest in 13-item links, and at the last
-/// millisecond the batch was refused.
+/// links, far from bf.bf-max-links' 64 (held to the room, the fourth
+/// generation would get a first link of 400 and the rest in 13-item links,
+/// and at the last millisecond the batch would be refused).
 #[test]
 fn window_batches_over_the_capacity_stay_within_a_few_links() {
     let mut rng = Mix(27);

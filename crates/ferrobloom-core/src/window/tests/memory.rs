@@ -1,4 +1,4 @@
-//! Memory and false positives under real arrival patterns (issue 27, item 4):
+//! Memory and false positives under real arrival patterns:
 //! streams not aligned to generation boundaries, injected clock, fixed seeds.
 //! The same patterns as `examples/bench_window_memory.rs` (the `window` part of
 //! `make bench`), on a smaller filter.
@@ -153,8 +153,9 @@ fn run_from(pattern: &str, p: f64, layout: BloomLayout, probes: u64, t0: u64, wi
 /// two windows (at 1% and 0.1%); one that peaks at 1.3x the capacity, 2x; a
 /// stream at half the capacity, 1.6x a plain filter holding what arrives. The
 /// false-positive rate stays within the error at every fullest moment (and
-/// the estimate at every step). Before the sizing by observed rate: swing30
-/// 2.78x, batches20 2.37x, peak130 3.19x, half 3.08x of what arrives.
+/// the estimate at every step). Generations of a quarter of the capacity
+/// each would cost swing30 2.78x, batches20 2.37x, peak130 3.19x, half 3.08x
+/// of what arrives.
 #[test]
 #[cfg_attr(
     not(feature = "slow-tests"),
@@ -166,17 +167,13 @@ fn window_memory_follows_the_stream() {
         let plain_half = plain_size(CAP / 2, p) as f64;
         for (pattern, most) in [
             ("steady", 1.6),
-            // 1.579x at 1%, 1.522x at 0.1% since a young stream that fell
-            // from two shares is sized by its trend (1.589x and 1.528x
-            // before; issue #27's eighth round).
+            // 1.579x at 1%, 1.522x at 0.1%.
             ("swing30", 1.585),
             ("swing20", 1.6),
             ("poisson", 1.6),
             ("batches", 1.6),
             // 4 to 6 batches of capacity/22 in a generation: 1.641x at 1%,
-            // 1.589x at 0.1% since a lone spike's generation no longer sizes
-            // the next ones (1.687x and 1.632x before; 1.72x and 1.66x
-            // before the `3·sqrt` headroom; see docs/windowed.md).
+            // 1.589x at 0.1% (docs/windowed.md, "Where it stays above 1.6x").
             ("batches20", 1.65),
             // One batch of a quarter of the capacity per generation (up to
             // 1.25x in a window that starts within a generation).
@@ -307,25 +304,12 @@ fn window_budget_holds_under_random_streams() {
 
 /// A new stream's first three windows at eight phases against the
 /// generations (starting `T0` plus 0, 1/32, ..., 7/32 of a window): the most
-/// memory from the start, worst phase, against a plain filter. Issue #27's
-/// fourth round (a young generation after a single held one of at least a
-/// 64th of a share gets at least a share) reaches, at 1% / 0.1%: steady
-/// 1.513x / 1.461x, batches of capacity/52 1.518x / 1.466x, swinging ±30%
-/// 1.725x / 1.672x, batches of capacity/22 1.669x / 1.612x (1.574x /
-/// 1.513x since the sixth round: a lone spike's generation no longer sizes
-/// the next ones), peaks of 1.3x
-/// 1.992x / 1.900x (1.963x / 1.840x since the fifth round: a stream that
-/// rose through the last four generations is not held to the room), half
-/// the capacity 1.093x / 1.052x. 20,000 probes a moment (with 2,000, two
-/// expected hits at 0.1%, one moment of the peaks drew 8 where a million
-/// probes measure 0.1013%). Before the fourth round (third
-/// round): 1.544x / 1.490x, 1.548x / 1.498x, 1.728x / 1.675x, 1.657x /
-/// 1.590x, 1.993x / 1.900x, 1.093x / 1.052x (the bounds of steady and
-/// batches of capacity/52 fail on it; this round costs batches of
-/// capacity/22 0.7% / 1.4% here, not at the bench's capacity: see
-/// docs/windowed.md). Before the third round: 1.627x / 1.552x, 1.619x /
-/// 1.545x, 1.799x / 1.752x, 1.663x / 1.615x, 2.042x / 1.946x, 1.315x /
-/// 1.290x.
+/// memory from the start, worst phase, against a plain filter, at 1% / 0.1%:
+/// steady 1.513x / 1.461x, batches of capacity/52 1.518x / 1.466x, swinging
+/// ±30% 1.725x / 1.672x, batches of capacity/22 1.574x / 1.513x, peaks of
+/// 1.3x 1.963x / 1.840x, half the capacity 1.093x / 1.052x. 20,000 probes a
+/// moment (with 2,000, two expected hits at 0.1%, one moment of the peaks
+/// drew 8 where a million probes measure 0.1013%).
 #[test]
 #[cfg_attr(
     not(feature = "slow-tests"),
@@ -338,10 +322,9 @@ fn window_memory_from_the_start_at_every_phase() {
             ("steady", 1.53),
             ("batches", 1.53),
             ("swing30", 1.74),
-            // 1.574x at 1% (1.669x before a lone spike's generation stopped
-            // sizing the next ones, issue #27's sixth round).
+            // 1.574x at 1%.
             ("batches20", 1.58),
-            // 1.963x at 1% (1.992x before the fifth round).
+            // 1.963x at 1%.
             ("peak130", 1.97),
             ("half", 1.15),
         ] {
@@ -358,8 +341,8 @@ fn window_memory_from_the_start_at_every_phase() {
     }
 }
 
-/// A young stream's last counts that stand out (issue #27, seventh round;
-/// `young_bounds` in `window/forecast.rs`), from the bench's streams at
+/// A young stream's last counts that stand out (`young_bounds` in
+/// `window/forecast.rs`), from the bench's streams at
 /// capacity 200,000 (a share of 50,000; counts newest first, 0 for a
 /// generation not held): batches of capacity/22 at 13.3 s, a six among fives
 /// after a partial first generation, bounded by the five; batches of

@@ -191,7 +191,7 @@ fn clock_step_back_keeps_the_rotation() {
                 // Generations are sized from the observed rate, so a stream
                 // shifted against the generation boundaries by the step may size
                 // a few percent differently; a stalled rotation costs many times
-                // the steady size (12x measured before the fix).
+                // the steady size (12x measured).
                 assert!(
                     w.mem_usage() <= steady + steady / 20,
                     "expansion {expansion}: {} > steady {steady}",

@@ -1,6 +1,7 @@
 //! Test-only commands (feature `fault-injection`): FERROBLOOM.FAULT arms an
 //! injected panic (see `guard`), FERROBLOOM.CLOCK moves the windowed filters'
-//! clock (see `window`).
+//! clock (see `window`), FERROBLOOM.RECLAIM pauses the freeing worker or shows
+//! its counters (see `reclaim`).
 
 use super::R;
 use crate::cmd::CmdError;
@@ -27,22 +28,17 @@ fn fault(ctx: Ctx, args: Args) -> Result<(), CmdError> {
 
 trampoline!(ferrobloom_fault, fault, R);
 trampoline!(ferrobloom_clock, crate::redis::window::clock, R);
+trampoline!(ferrobloom_reclaim, crate::redis::reclaim::reclaim_cmd, R);
 
-/// Registers FERROBLOOM.FAULT and FERROBLOOM.CLOCK.
+/// Registers FERROBLOOM.FAULT, FERROBLOOM.CLOCK and FERROBLOOM.RECLAIM.
 pub(super) fn register(ctx: LoadCtx) -> Result<(), String> {
-    ctx.create_command(
-        c"FERROBLOOM.FAULT",
-        ferrobloom_fault,
-        c"readonly",
-        (0, 0, 0),
-    )
-    .map_err(|_| "could not register FERROBLOOM.FAULT".to_string())?;
-    ctx.create_command(
-        c"FERROBLOOM.CLOCK",
-        ferrobloom_clock,
-        c"readonly",
-        (0, 0, 0),
-    )
-    .map_err(|_| "could not register FERROBLOOM.CLOCK".to_string())?;
+    for (name, func) in [
+        (c"FERROBLOOM.FAULT", ferrobloom_fault),
+        (c"FERROBLOOM.CLOCK", ferrobloom_clock),
+        (c"FERROBLOOM.RECLAIM", ferrobloom_reclaim),
+    ] {
+        ctx.create_command(name, func, c"readonly", (0, 0, 0))
+            .map_err(|_| format!("could not register {}", name.to_string_lossy()))?;
+    }
     Ok(())
 }
