@@ -74,6 +74,9 @@ class ShardedBloomFilter:
         expansion: Optional[int] = None,
         nonscaling: bool = False,
         layout: Optional[str] = None,
+        tightening: Optional[float] = None,
+        seed: Optional[bytes] = None,
+        validate_scale_to: Optional[int] = None,
         window: Optional[float] = None,
     ) -> None:
         """``BF.RESERVE`` of every shard (all-or-nothing is not promised: a
@@ -86,11 +89,26 @@ class ShardedBloomFilter:
             args.append("NONSCALING")
         if layout is not None:
             args += ["LAYOUT", layout]
+        if tightening is not None:
+            args += ["TIGHTENING", tightening]
+        if seed is not None:
+            args += ["SEED", seed]
+        if validate_scale_to is not None:
+            args += ["VALIDATESCALETO", validate_scale_to]
         if window is not None:
             args += ["WINDOW", window]
         # Validated locally first: the server's texts, before any key is written.
         if window is None:
-            BloomFilter(per, error_rate, expansion=expansion, nonscaling=nonscaling, layout=layout)
+            BloomFilter(
+                per,
+                error_rate,
+                expansion=expansion,
+                nonscaling=nonscaling,
+                layout=layout,
+                tightening=tightening,
+                seed=seed,
+                validate_scale_to=validate_scale_to,
+            )
         pipe = self.client.pipeline(transaction=False)
         for k in self.keys:
             pipe.execute_command("BF.RESERVE", k, *args)

@@ -103,6 +103,10 @@ def cmd_build(args) -> int:
             expansion=args.expansion,
             nonscaling=args.nonscaling,
             layout=args.layout,
+            tightening=args.tightening,
+            seed=args.seed.encode() if args.seed is not None else None,
+            validate_scale_to=args.validate_scale_to,
+            window=args.window,
         )
     else:
         f = CuckooFilter(
@@ -192,6 +196,10 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--expansion", type=int)
     b.add_argument("--nonscaling", action="store_true", help="BF: a non-scaling filter")
     b.add_argument("--layout", help="BF: classic|blocked|paired|redisbloom; CF: ferrobloom|redisbloom")
+    b.add_argument("--tightening", type=float, help="BF: each new link's error ratio (default 0.5)")
+    b.add_argument("--seed", help="BF: 32 bytes that seed the filter's hashing")
+    b.add_argument("--validate-scale-to", type=int, help="BF: refuse a filter that could never hold this many items")
+    b.add_argument("--window", type=float, help="BF: a windowed filter of this many seconds")
     b.add_argument("--bucket-size", type=int, help="CF only")
     b.add_argument("--max-iterations", type=int, help="CF only")
     b.add_argument("--no-progress", action="store_true")

@@ -199,13 +199,7 @@ impl BloomFilter {
 
     /// `BF.INFO`'s fields, under the server's names.
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("Capacity", self.g().capacity())?;
-        d.set_item("Size", self.g().mem_usage())?;
-        d.set_item("Number of filters", self.g().link_count())?;
-        d.set_item("Number of items inserted", self.items())?;
-        d.set_item("Expansion rate", self.g().expansion())?;
-        Ok(d)
+        shared::info_dict(py, crate::cmd::info::BF_INFO, &*self.g())
     }
 
     /// The error rate the filter was created with (`BF.INFO key ERROR`).
@@ -235,7 +229,7 @@ impl BloomFilter {
     /// A windowed filter's window in seconds (`BF.INFO key WINDOW`), else None.
     #[getter]
     fn window(&self) -> Option<f64> {
-        self.g().as_window().map(|w| w.window_ms() as f64 / 1000.0)
+        self.g().window_ms().map(|ms| ms as f64 / 1000.0)
     }
 
     /// `BF.MERGE dest n self other...` into a new filter: the union, with
@@ -359,8 +353,8 @@ impl BloomFilter {
 
     fn __repr__(&self) -> String {
         let f = self.g();
-        let window = f.as_window().map_or(String::new(), |w| {
-            format!(", window={}", w.window_ms() as f64 / 1000.0)
+        let window = f.window_ms().map_or(String::new(), |ms| {
+            format!(", window={}", ms as f64 / 1000.0)
         });
         format!(
             "BloomFilter(capacity={}, error_rate={}, expansion={}, layout='{}'{window}, items={})",
@@ -380,19 +374,9 @@ impl BloomFilter {
 }
 
 fn items_of(f: &Core) -> u64 {
-    match f {
-        Core::Window(w) => w.items_at(now_ms()),
-        Core::Chain(c) => c.items(),
-    }
+    f.live_items(if f.is_timed() { now_ms() } else { 0 })
 }
 
 fn layout_of(f: &Core) -> &'static str {
-    match f {
-        Core::Chain(c) if c.is_redisbloom() => "redisbloom",
-        Core::Chain(c) => c
-            .links()
-            .first()
-            .map_or("classic", |l| l.shape().layout.name()),
-        Core::Window(w) => w.layout().name(),
-    }
+    f.layout_name()
 }

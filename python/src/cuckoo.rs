@@ -184,17 +184,7 @@ impl CuckooFilter {
 
     /// `CF.INFO`'s eight fields, under the server's names.
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let f = &self.g();
-        let d = PyDict::new(py);
-        d.set_item("Size", f.mem_usage() as u64)?;
-        d.set_item("Number of buckets", f.base_buckets())?;
-        d.set_item("Number of filters", f.num_filters())?;
-        d.set_item("Number of items inserted", f.num_items())?;
-        d.set_item("Number of items deleted", f.num_deletes())?;
-        d.set_item("Bucket size", f.bucket_size())?;
-        d.set_item("Expansion rate", f.expansion())?;
-        d.set_item("Max iterations", f.max_iterations())?;
-        Ok(d)
+        shared::info_dict(py, crate::cmd::info::CF_INFO, &*self.g())
     }
 
     /// The layout: `ferrobloom` or `redisbloom`.

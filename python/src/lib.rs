@@ -353,6 +353,20 @@ fn _ferrobloom(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(file_kind, m)?)?;
     m.add_function(wrap_pyfunction!(walk_budget, m)?)?;
     m.add("FILE_FORMAT_VERSION", ferrobloom_core::file::VERSION)?;
+    // The creation options (keyword, constructor keyword or None), from the
+    // command layer's option tables: tests check every binding against them.
+    let bf: Vec<(String, Option<&str>)> = cmd::options::BF_OPTIONS
+        .iter()
+        .filter(|o| o.reserve)
+        .map(|o| (o.token.to_string_lossy().into_owned(), o.binding))
+        .collect();
+    m.add("BF_RESERVE_OPTIONS", bf)?;
+    let cf: Vec<(String, Option<&str>)> = cmd::cf_options::CF_OPTIONS
+        .iter()
+        .filter(|o| o.takes(cmd::cf_options::CfCommand::Reserve))
+        .map(|o| (o.token.to_string_lossy().into_owned(), o.binding))
+        .collect();
+    m.add("CF_RESERVE_OPTIONS", cf)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

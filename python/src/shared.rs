@@ -9,6 +9,7 @@ use std::sync::{Mutex, MutexGuard};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use crate::cmd::info::{InfoContext, InfoField, InfoValue};
 use crate::{format_error, new_bytes, write_error};
 use ferrobloom_core::dump::{load_chunks, Scandump, LOAD_LIMITS};
 
@@ -85,4 +86,28 @@ pub(crate) fn reduce<'py, T: Scandump + Send>(
 ) -> PyResult<(PyObject, (Bound<'py, PyBytes>,))> {
     let load = py.import("ferrobloom")?.getattr("from_bytes")?.unbind();
     Ok((load, (to_bytes(py, m)?,)))
+}
+
+/// An INFO command's default reply as a dict (`BF.INFO` / `CF.INFO` under the
+/// server's names), from the command layer's INFO table.
+pub(crate) fn info_dict<'py, F>(
+    py: Python<'py>,
+    fields: &[InfoField<F>],
+    f: &F,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let cx = InfoContext {
+        clock: &crate::now_ms,
+        limits: ferrobloom_core::api::SERVER_DEFAULT_LIMITS,
+    };
+    let d = pyo3::types::PyDict::new(py);
+    for field in fields.iter().filter(|x| x.default) {
+        let label = field.label.to_string_lossy();
+        match (field.value)(f, &cx) {
+            InfoValue::Count(n) => d.set_item(label, n)?,
+            InfoValue::Integer(n) => d.set_item(label, n)?,
+            InfoValue::Double(x) => d.set_item(label, x)?,
+            InfoValue::Null => d.set_item(label, py.None())?,
+        }
+    }
+    Ok(d)
 }

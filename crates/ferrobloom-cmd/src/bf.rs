@@ -14,12 +14,10 @@
 //! expansion of 0. What a RedisBloom 2.x primary or AOF wrote is still read as
 //! RedisBloom read it ([`lenient`], for [`Origin::Trusted`]).
 
-use std::ffi::CStr;
-
 use super::errors::{self as e, CmdError};
 use super::lenient::{self, Origin};
 use super::options::{self, BfCommand, Given, RESERVE_MAX_ARGS};
-use super::parse::{is_keyword, parse_f64, parse_i64, scan_options, ArgList, InsertArgs};
+use super::parse::{parse_f64, parse_i64, scan_options, ArgList, InsertArgs};
 use ferrobloom_core::bloom::{BloomLayout, MAX_CAPACITY, MAX_EXPANSION};
 
 use super::params::{BloomDefaults, CreateParams, MAX_ERROR_RATE};
@@ -49,6 +47,16 @@ fn expansion_for(nonscaling: bool, explicit: Option<u32>, d: &BloomDefaults) -> 
     }
 }
 
+/// The largest error rate a creation from `origin` records: a client's is
+/// capped at [`MAX_ERROR_RATE`] (as RedisBloom), a replayed one never (it was
+/// capped where it was first given, if at all).
+fn max_error(origin: Origin) -> f64 {
+    match origin {
+        Origin::Client => MAX_ERROR_RATE,
+        Origin::Trusted => 1.0,
+    }
+}
+
 /// `BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
 /// [LAYOUT layout] [TIGHTENING ratio] [SEED 32-bytes] [VALIDATESCALETO n]
 /// [WINDOW seconds]`
@@ -56,7 +64,7 @@ pub fn parse_reserve<'a>(
     args: &impl ArgList<'a>,
     d: &BloomDefaults,
 ) -> Result<CreateParams, CmdError> {
-    reserve_strict(args, d, MAX_ERROR_RATE)
+    reserve_strict(args, d, Origin::Client)
 }
 
 /// BF.RESERVE as its writer meant it (see [`lenient`]): strict for clients;
@@ -67,7 +75,7 @@ pub fn parse_reserve_from<'a>(
     d: &BloomDefaults,
     origin: Origin,
 ) -> Result<CreateParams, CmdError> {
-    let strict = || reserve_strict(args, d, 1.0);
+    let strict = || reserve_strict(args, d, Origin::Trusted);
     match origin {
         Origin::Client => parse_reserve(args, d),
         Origin::Trusted if lenient::names_option(args, options::is_own) => {
@@ -83,7 +91,7 @@ pub fn parse_insert_from<'a>(
     d: &BloomDefaults,
     origin: Origin,
 ) -> Result<InsertArgs<CreateParams>, CmdError> {
-    let strict = || insert_strict(args, d, 1.0);
+    let strict = || insert_strict(args, d, Origin::Trusted);
     match origin {
         Origin::Client => parse_insert(args, d),
         // ferrobloom's own options (e.g. `AT`: a windowed write replicated with the
@@ -96,11 +104,12 @@ pub fn parse_insert_from<'a>(
     }
 }
 
-/// The strict BF.RESERVE with error rates above `max_error` stored as `max_error`.
+/// The strict BF.RESERVE as `origin` wrote it: a client's error rates above
+/// [`MAX_ERROR_RATE`] are stored as that; the primary's or the AOF's are not capped.
 fn reserve_strict<'a>(
     args: &impl ArgList<'a>,
     d: &BloomDefaults,
-    max_error: f64,
+    origin: Origin,
 ) -> Result<CreateParams, CmdError> {
     let n = args.count();
     if !(4..=RESERVE_MAX_ARGS).contains(&n) {
@@ -117,9 +126,9 @@ fn reserve_strict<'a>(
     if capacity > MAX_CAPACITY as i64 {
         return Err(e::CAPACITY_TOO_LARGE.into());
     }
-    // Trusted commands are parsed with no error-rate cap (`max_error` 1).
+    let max_error = max_error(origin);
     let mut g = Given {
-        replayed: max_error > MAX_ERROR_RATE,
+        replayed: origin == Origin::Trusted,
         ..Given::default()
     };
     let mut i = 4;
@@ -149,16 +158,15 @@ fn reserve_strict<'a>(
     if g.window_ms.is_some() && g.any_valkey() {
         return Err(e::WINDOW_VALKEY.into());
     }
-    Ok(CreateParams {
-        error: error.min(max_error),
-        capacity: capacity as u64,
+    let opts = g.chain_options(expansion, layout, g.window_ms.is_some(), d.opts)?;
+    Ok(g.params(
+        error.min(max_error),
+        capacity as u64,
         expansion,
         layout,
-        opts: g.chain_options(expansion, layout, g.window_ms.is_some(), d.opts)?,
-        scale_to: g.scale_to,
-        window_ms: g.window_ms,
-        ..CreateParams::from_defaults(d)
-    })
+        opts,
+        d,
+    ))
 }
 
 /// `BF.INSERT key [CAPACITY cap] [ERROR err] [EXPANSION exp] [NOCREATE]
@@ -172,18 +180,19 @@ pub fn parse_insert<'a>(
     args: &impl ArgList<'a>,
     d: &BloomDefaults,
 ) -> Result<InsertArgs<CreateParams>, CmdError> {
-    insert_strict(args, d, MAX_ERROR_RATE)
+    insert_strict(args, d, Origin::Client)
 }
 
-/// The strict BF.INSERT with error rates above `max_error` stored as `max_error`.
+/// The strict BF.INSERT as `origin` wrote it: a client's error rates above
+/// [`MAX_ERROR_RATE`] are stored as that; the primary's or the AOF's are not capped.
 fn insert_strict<'a>(
     args: &impl ArgList<'a>,
     d: &BloomDefaults,
-    max_error: f64,
+    origin: Origin,
 ) -> Result<InsertArgs<CreateParams>, CmdError> {
-    // Trusted commands are parsed with no error-rate cap (`max_error` 1).
+    let max_error = max_error(origin);
     let mut g = Given {
-        replayed: max_error > MAX_ERROR_RATE,
+        replayed: origin == Origin::Trusted,
         ..Given::default()
     };
     let items_from = scan_options(
@@ -205,82 +214,22 @@ fn insert_strict<'a>(
     if g.window_ms.is_some() && g.any_valkey() {
         return Err(e::WINDOW_VALKEY.into());
     }
-    let create = (!g.nocreate).then(|| CreateParams {
-        error: g.error.map_or(d.error, |r| r.min(max_error)),
-        capacity: g.capacity.unwrap_or(d.capacity),
-        expansion,
-        layout,
-        opts,
-        scale_to: g.scale_to,
-        window_ms: g.window_ms,
-        ..CreateParams::from_defaults(d)
+    let create = (!g.nocreate).then(|| {
+        let error = g.error.map_or(d.error, |r| r.min(max_error));
+        g.params(
+            error,
+            g.capacity.unwrap_or(d.capacity),
+            expansion,
+            layout,
+            opts,
+            d,
+        )
     });
     Ok(InsertArgs {
         create,
         items_from,
         at_ms: g.at_ms,
     })
-}
-
-/// The single-field form of BF.INFO.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InfoField {
-    Capacity,
-    Size,
-    Filters,
-    Items,
-    Expansion,
-    /// valkey-bloom's single fields (never in the default reply).
-    Error,
-    Tightening,
-    MaxScaledCapacity,
-    /// `BF.INFO key WINDOW`: a windowed filter's window in seconds (never in
-    /// the default reply, whose five fields stay RedisBloom's).
-    Window,
-}
-
-impl InfoField {
-    pub const ALL: [InfoField; 5] = [
-        InfoField::Capacity,
-        InfoField::Size,
-        InfoField::Filters,
-        InfoField::Items,
-        InfoField::Expansion,
-    ];
-
-    pub fn parse(a: &[u8]) -> Result<Self, CmdError> {
-        for (f, name) in [
-            (InfoField::Capacity, "CAPACITY"),
-            (InfoField::Size, "SIZE"),
-            (InfoField::Filters, "FILTERS"),
-            (InfoField::Items, "ITEMS"),
-            (InfoField::Expansion, "EXPANSION"),
-            (InfoField::Error, "ERROR"),
-            (InfoField::Tightening, "TIGHTENING"),
-            (InfoField::MaxScaledCapacity, "MAXSCALEDCAPACITY"),
-            (InfoField::Window, "WINDOW"),
-        ] {
-            if is_keyword(a, name) {
-                return Ok(f);
-            }
-        }
-        Err(e::INVALID_INFO_VALUE.into())
-    }
-
-    /// The key text in the reply.
-    pub fn label(self) -> &'static CStr {
-        match self {
-            InfoField::Capacity => c"Capacity",
-            InfoField::Size => c"Size",
-            InfoField::Filters => c"Number of filters",
-            InfoField::Items => c"Number of items inserted",
-            InfoField::Expansion => c"Expansion rate",
-            InfoField::Error => c"Error rate",
-            InfoField::Tightening => c"Tightening ratio",
-            InfoField::MaxScaledCapacity => c"Max scaled capacity",
-            InfoField::Window => c"Window",
-        }
-    }
 }
 
 #[cfg(test)]

@@ -8,11 +8,11 @@
 //! ferrobloom's `ERROR rate` option (a user-chosen false-positive rate, which
 //! picks the fingerprint width) is accepted by CF.RESERVE and CF.INSERT[NX].
 
+use super::cf_options::{self, check_capacity, CfCommand, CfGiven};
 use super::errors::{self as e, CmdError};
 use super::lenient::{self, Origin};
-use super::parse::{is_keyword, parse_f64, parse_i64, scan_until_items, ArgList, InsertArgs};
-use ferrobloom_core::bloom::MAX_CAPACITY;
-use ferrobloom_core::cuckoo::{fp_bits_for_error, CuckooParams, DEFAULT_FP_BITS, MAX_EXPANSION};
+use super::parse::{parse_i64, scan_options, ArgList, InsertArgs};
+use ferrobloom_core::cuckoo::{fp_bits_for_error, CuckooParams, DEFAULT_FP_BITS};
 
 /// Defaults for what a command does not say (from the module configuration).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -84,53 +84,7 @@ fn make_params(
     })
 }
 
-/// `LAYOUT ferrobloom|redisbloom`: whether the filter uses RedisBloom's layout.
-pub fn parse_layout(v: &[u8]) -> Result<bool, CmdError> {
-    if v.eq_ignore_ascii_case(b"redisbloom") {
-        Ok(true)
-    } else if v.eq_ignore_ascii_case(b"ferrobloom") {
-        Ok(false)
-    } else {
-        Err(e::CF_BAD_LAYOUT.into())
-    }
-}
-
-/// A capacity of at least two buckets and at most 2^30 (RedisBloom 2.8's
-/// text for the first, ferrobloom's bound in the same style for the second).
-fn check_capacity(capacity: i64, bucket_size: u8) -> Result<(), CmdError> {
-    if capacity < 2 * i64::from(bucket_size) {
-        Err(e::CF_CAPACITY_MIN.into())
-    } else if capacity > MAX_CAPACITY as i64 {
-        Err(e::CF_CAPACITY_TOO_LARGE.into())
-    } else {
-        Ok(())
-    }
-}
-
-/// An error rate for the ERROR option: strictly inside (0, 1).
-fn error_rate(v: &[u8]) -> Result<f64, CmdError> {
-    let r = parse_f64(v).ok_or(e::CF_BAD_ERROR)?;
-    if r > 0.0 && r < 1.0 {
-        Ok(r)
-    } else {
-        Err(e::CF_ERROR_RANGE.into())
-    }
-}
-
-fn ranged(
-    v: &[u8],
-    lo: i64,
-    hi: i64,
-    bad: &'static str,
-    range: &'static str,
-) -> Result<i64, CmdError> {
-    let x = parse_i64(v).ok_or(bad)?;
-    if (lo..=hi).contains(&x) {
-        Ok(x)
-    } else {
-        Err(range.into())
-    }
-}
+pub use super::cf_options::parse_layout;
 
 /// `CF.RESERVE key capacity [BUCKETSIZE bs] [MAXITERATIONS mi] [EXPANSION exp] [ERROR rate]`
 pub fn parse_reserve<'a>(
@@ -142,48 +96,25 @@ pub fn parse_reserve<'a>(
         return Err(CmdError::WrongArity);
     }
     let capacity = args.arg(2).and_then(parse_i64).ok_or(e::CF_BAD_CAPACITY)?;
-    let (mut bucket_size, mut max_iterations, mut expansion, mut error) =
-        (d.bucket_size, d.max_iterations, d.expansion, None);
-    let mut redisbloom = d.redisbloom;
+    let mut g = CfGiven::new(d.bucket_size);
     let mut i = 3;
     while let (Some(k), Some(v)) = (args.arg(i), args.arg(i + 1)) {
-        if is_keyword(k, "BUCKETSIZE") {
-            bucket_size = ranged(v, 1, 255, e::CF_PARSE_BUCKETSIZE, e::CF_BUCKETSIZE_RANGE)? as u8;
-        } else if is_keyword(k, "MAXITERATIONS") {
-            max_iterations = ranged(
-                v,
-                1,
-                65535,
-                e::CF_PARSE_MAXITERATIONS,
-                e::CF_MAXITERATIONS_RANGE,
-            )? as u16;
-        } else if is_keyword(k, "EXPANSION") {
-            expansion = ranged(
-                v,
-                0,
-                MAX_EXPANSION as i64,
-                e::CF_PARSE_EXPANSION,
-                e::CF_EXPANSION_RANGE,
-            )? as u32;
-        } else if is_keyword(k, "ERROR") {
-            error = Some(error_rate(v)?);
-        } else if is_keyword(k, "LAYOUT") {
-            redisbloom = parse_layout(v)?;
-        } else if is_keyword(k, "WINDOW") {
-            return Err(e::WINDOW_CF.into());
-        } else {
-            return Err(e::UNKNOWN_ARGUMENT.into());
-        }
+        let o = cf_options::find(CfCommand::Reserve, k).ok_or(e::UNKNOWN_ARGUMENT)?;
+        (o.set)(&mut g, v)?;
         i += 2;
     }
-    check_capacity(capacity, bucket_size)?;
+    check_capacity(capacity, g.bucket_size)?;
     CuckooDefaults {
-        bucket_size,
-        max_iterations,
-        expansion,
+        bucket_size: g.bucket_size,
+        max_iterations: g.max_iterations.unwrap_or(d.max_iterations),
+        expansion: g.expansion.unwrap_or(d.expansion),
         ..*d
     }
-    .params_as(capacity as u64, error, redisbloom)
+    .params_as(
+        capacity as u64,
+        g.error,
+        g.redisbloom.unwrap_or(d.redisbloom),
+    )
 }
 
 /// `CF.INSERT[NX] key [CAPACITY cap] [ERROR rate] [NOCREATE] ITEMS item [item ...]`
@@ -191,23 +122,19 @@ pub fn parse_insert<'a>(
     args: &impl ArgList<'a>,
     d: &CuckooDefaults,
 ) -> Result<InsertArgs<CuckooParams>, CmdError> {
-    let (mut capacity, mut error, mut nocreate) = (None, None, false);
-    let mut redisbloom = d.redisbloom;
-    let value_keywords = ["CAPACITY", "ERROR", "LAYOUT", "WINDOW"];
-    let items_from = scan_until_items(args, &["NOCREATE"], &value_keywords, |kw, v| {
-        match kw {
-            "CAPACITY" => {
-                let c = parse_i64(v).ok_or(e::CF_BAD_CAPACITY)?;
-                check_capacity(c, d.bucket_size)?;
-                capacity = Some(c as u64);
-            }
-            "ERROR" => error = Some(error_rate(v)?),
-            "LAYOUT" => redisbloom = parse_layout(v)?,
-            "WINDOW" => return Err(e::WINDOW_CF.into()),
-            _ => nocreate = true,
-        }
-        Ok(())
-    })?;
+    let mut g = CfGiven::new(d.bucket_size);
+    let items_from = scan_options(
+        args,
+        |a| cf_options::find(CfCommand::Insert, a).map(|o| (o, o.valued())),
+        |o, v| (o.set)(&mut g, v),
+    )?;
+    let CfGiven {
+        capacity,
+        error,
+        nocreate,
+        ..
+    } = g;
+    let redisbloom = g.redisbloom.unwrap_or(d.redisbloom);
     if nocreate && (capacity.is_some() || error.is_some()) {
         return Err(e::NOCREATE_WITH_OPTIONS.into());
     }
@@ -250,7 +177,7 @@ pub fn parse_insert_from<'a>(
     match origin {
         Origin::Client => parse_insert(args, d),
         // ferrobloom's LAYOUT (an INSERT into an existing key is replicated verbatim).
-        Origin::Trusted if lenient::names_option(args, |a| is_keyword(a, "LAYOUT")) => {
+        Origin::Trusted if lenient::names_option(args, cf_options::marks_ferrobloom) => {
             lenient::either(|| parse_insert(args, d), || lenient::cf_insert(args))
         }
         Origin::Trusted => lenient::either(|| lenient::cf_insert(args), || parse_insert(args, d)),

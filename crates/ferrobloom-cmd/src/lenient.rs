@@ -357,9 +357,10 @@ pub fn cf_insert<'a>(args: &impl ArgList<'a>) -> Result<InsertArgs<CuckooParams>
 }
 
 /// Whether a RESERVE names ferrobloom's `LAYOUT` option (in an option
-/// position: from argv\[4\] for BF, argv\[3\] for CF), which only ferrobloom writes.
+/// position: from argv\[4\] for BF, argv\[3\] for CF), which only ferrobloom
+/// writes (`super::cf_options::marks_ferrobloom`).
 pub fn names_layout<'a>(args: &impl ArgList<'a>, from: usize) -> bool {
-    (from..args.count()).any(|i| args.arg(i).is_some_and(|a| is_keyword(a, "LAYOUT")))
+    (from..args.count()).any(|i| args.arg(i).is_some_and(super::cf_options::marks_ferrobloom))
 }
 
 /// Whether an argument `is_option` accepts stands before the items of

@@ -12,10 +12,12 @@
 
 pub mod bf;
 pub mod cf;
+pub mod cf_options;
 pub mod create;
 pub mod defaults;
 pub mod errors;
 pub mod format;
+pub mod info;
 pub mod lenient;
 pub mod merge;
 pub mod options;

@@ -19,7 +19,7 @@ use std::ffi::CStr;
 
 use super::errors::{self as e, CmdError};
 use super::format::{format_arg, format_window};
-use super::params::CreateParams;
+use super::params::{BloomDefaults, CreateParams};
 use super::parse::{parse_f64, parse_i64};
 use ferrobloom_core::bloom::{BloomLayout, ChainOptions, MAX_CAPACITY, MAX_EXPANSION};
 use ferrobloom_core::window::MAX_WINDOW_MS;
@@ -85,6 +85,31 @@ pub struct Given {
 }
 
 impl Given {
+    /// The creation these options describe, with what the command says
+    /// besides (its error rate and capacity, positional or options) and what
+    /// follows from the combinations (`super::bf`): every option's field of
+    /// [`CreateParams`] is set here, the rest from the defaults `d`.
+    pub fn params(
+        &self,
+        error: f64,
+        capacity: u64,
+        expansion: u32,
+        layout: BloomLayout,
+        opts: ChainOptions,
+        d: &BloomDefaults,
+    ) -> CreateParams {
+        CreateParams {
+            error,
+            capacity,
+            expansion,
+            layout,
+            opts,
+            scale_to: self.scale_to,
+            window_ms: self.window_ms,
+            ..CreateParams::from_defaults(d)
+        }
+    }
+
     /// Whether any of valkey-bloom's options was given.
     pub fn any_valkey(&self) -> bool {
         self.tightening.is_some() || self.seed.is_some() || self.scale_to.is_some()
@@ -143,6 +168,10 @@ pub struct BfOption {
     /// `ERR no expansion`); `None`: wrong arity. BF.INSERT always answers
     /// wrong arity.
     pub reserve_missing: Option<&'static str>,
+    /// The keyword argument of a binding's constructor (`BF.RESERVE`'s
+    /// options; `None` where the constructor has none): the Python package's
+    /// keywords (and its command line's `--options`) are checked against it.
+    pub binding: Option<&'static str>,
     /// Checks the value (empty for a flag) and records it.
     pub set: fn(&mut Given, BfCommand, &[u8]) -> Result<(), CmdError>,
     /// The option in a replicated BF.RESERVE: `None` to leave it out, else its
@@ -194,6 +223,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::RedisBloom,
         documented: true,
         reserve_missing: None,
+        binding: None,
         set: |g, _, v| {
             let c = parse_i64(v)
                 .ok_or(e::INSERT_BAD_CAPACITY)
@@ -212,6 +242,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::RedisBloom,
         documented: true,
         reserve_missing: None,
+        binding: None,
         set: |g, _, v| {
             g.error = Some(open_unit(
                 v,
@@ -231,6 +262,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::RedisBloom,
         documented: true,
         reserve_missing: Some(e::NO_EXPANSION),
+        binding: Some("expansion"),
         set: |g, cmd, v| {
             g.expansion = Some(match cmd {
                 BfCommand::Reserve => parse_i64(v).ok_or(e::BAD_EXPANSION)?,
@@ -251,6 +283,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::RedisBloom,
         documented: true,
         reserve_missing: None,
+        binding: None,
         set: |g, _, _| {
             g.nocreate = true;
             Ok(())
@@ -266,6 +299,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::RedisBloom,
         documented: true,
         reserve_missing: None,
+        binding: Some("nonscaling"),
         set: |g, _, _| {
             g.nonscaling = true;
             Ok(())
@@ -281,6 +315,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::Ferrobloom,
         documented: true,
         reserve_missing: Some(e::BAD_LAYOUT),
+        binding: Some("layout"),
         set: |g, _, v| {
             g.layout = Some(BloomLayout::from_name(v).ok_or(e::BAD_LAYOUT)?);
             Ok(())
@@ -297,6 +332,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::ValkeyBloom,
         documented: true,
         reserve_missing: None,
+        binding: Some("tightening"),
         set: |g, _, v| {
             g.tightening = Some(open_unit(v, e::BAD_TIGHTENING, e::TIGHTENING_RANGE)?);
             Ok(())
@@ -315,6 +351,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::ValkeyBloom,
         documented: true,
         reserve_missing: None,
+        binding: Some("seed"),
         set: |g, _, v| {
             // Twice is refused, as WINDOW twice: the seed fixes the filter's
             // hashing for good, so a second one is a mistake, not an override.
@@ -335,6 +372,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::ValkeyBloom,
         documented: true,
         reserve_missing: None,
+        binding: Some("validate_scale_to"),
         set: |g, _, v| {
             g.scale_to = Some(match parse_i64(v) {
                 Some(0) => return Err(e::SCALE_TO_ZERO.into()),
@@ -355,6 +393,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::Ferrobloom,
         documented: true,
         reserve_missing: Some(e::WINDOW_BAD),
+        binding: Some("window"),
         set: |g, _, v| {
             if g.window_ms.is_some() {
                 return Err(e::WINDOW_TWICE.into());
@@ -373,6 +412,7 @@ const OPTIONS: [BfOption; 11] = [
         source: Source::Ferrobloom,
         documented: false,
         reserve_missing: None,
+        binding: None,
         set: |g, _, v| {
             let t = parse_i64(v).filter(|t| *t >= 0).ok_or(e::WINDOW_AT)?;
             g.at_ms = Some(t as u64);

@@ -3,8 +3,8 @@
 //! the result to SCANDUMP chunks and load it back, and write and read the file
 //! format. `cargo run --release -p ferrobloom-core --example local_filter`.
 
+use ferrobloom_core::api::{load_chunks, Scandump, LOAD_LIMITS, SERVER_DEFAULT_LIMITS};
 use ferrobloom_core::bloom::{BloomChain, BloomLayout, ChainOptions};
-use ferrobloom_core::dump::{load_chunks, Scandump, LOAD_LIMITS, SERVER_DEFAULT_LIMITS};
 use ferrobloom_core::file;
 use ferrobloom_core::filter::BloomFilter;
 

@@ -38,15 +38,15 @@
 //! sizes are checked against the chunk count, and against the input's length
 //! when known, before the filter is allocated; without a known length the
 //! data chunks are held as they arrive and the filter built after the
-//! checksum. Data chunks are checked as [`crate::dump::load_chunks`] checks
+//! checksum. Data chunks are checked as [`crate::api::load_chunks`] checks
 //! them (`check_data_iterator`).
 
 use std::io::{ErrorKind, Read, Take};
 
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::api::{check_data_iterator, Kind, Scandump};
 use crate::bloom::{Limits, SCANDUMP_CHUNK};
-use crate::dump::{check_data_iterator, Kind, Scandump};
 use crate::payload::{HeaderFormat, Payload};
 
 /// The first 8 bytes of every filter file.

@@ -1,5 +1,6 @@
 //! A Bloom filter of any kind: the value a BLOOM key holds, a local filter, a
-//! file's content. Each kind is a room of its own that this type dispatches to:
+//! file's content. Each kind is a room of its own that implements the kind
+//! seam (`crate::kind`), and this type dispatches to it:
 //!
 //! - [`BloomChain`] (`bloom/`): a scalable or non-scaling chain of links, in
 //!   ferrobloom's layouts or RedisBloom's (a filter migrated from RedisBloom);
@@ -7,12 +8,15 @@
 //!   chains that it sizes and drops itself.
 //!
 //! The kinds are told apart by their header's magic (`FBbf` and RedisBloom's
-//! header for a chain, `FBbw` for a window), here and nowhere else. A new kind
-//! gets a variant, a magic, and an arm in each `match` below (docs/design.md,
-//! "A new filter kind").
+//! header for a chain, `FBbw` for a window) in [`BloomFilter::from_header`] and
+//! its siblings, here and nowhere else; every other method is one match, the
+//! one in `each_kind!`. A new Bloom kind is a variant, its row in that macro,
+//! its `From`, and its magic in the header readers (docs/design.md, "A new
+//! filter kind").
 
-use crate::bloom::{BloomChain, BloomError, Limits, MergeError, MergePlan, Overfill};
+use crate::bloom::{BloomChain, BloomError, Limits, Link, MergeError, MergePlan, Overfill};
 use crate::hash::{HashScheme, ItemHash};
+use crate::kind::{BloomKind, FilterKind};
 use crate::relocate::Pass;
 use crate::window::{Window, WINDOW_MAGIC};
 
@@ -24,6 +28,19 @@ pub enum BloomFilter {
     /// stays as small as it is).
     Window(Box<Window>),
 }
+
+/// `each_kind!(filter, k => expr)`: `expr` with `k` bound to the filter's kind
+/// (a reference to a type implementing `crate::kind::BloomKind`; a boxed kind
+/// is reached through its box by method calls). The one match over the kinds.
+macro_rules! each_kind {
+    ($f:expr, $k:ident => $e:expr) => {
+        match $f {
+            $crate::filter::BloomFilter::Chain($k) => $e,
+            $crate::filter::BloomFilter::Window($k) => $e,
+        }
+    };
+}
+pub(crate) use each_kind;
 
 impl From<BloomChain> for BloomFilter {
     fn from(c: BloomChain) -> Self {
@@ -42,7 +59,7 @@ impl BloomFilter {
     pub fn as_chain(&self) -> Option<&BloomChain> {
         match self {
             BloomFilter::Chain(c) => Some(c),
-            BloomFilter::Window(_) => None,
+            _ => None,
         }
     }
 
@@ -50,7 +67,7 @@ impl BloomFilter {
     pub fn as_chain_mut(&mut self) -> Option<&mut BloomChain> {
         match self {
             BloomFilter::Chain(c) => Some(c),
-            BloomFilter::Window(_) => None,
+            _ => None,
         }
     }
 
@@ -58,7 +75,7 @@ impl BloomFilter {
     pub fn as_window(&self) -> Option<&Window> {
         match self {
             BloomFilter::Window(w) => Some(w),
-            BloomFilter::Chain(_) => None,
+            _ => None,
         }
     }
 
@@ -66,16 +83,13 @@ impl BloomFilter {
     pub fn as_window_mut(&mut self) -> Option<&mut Window> {
         match self {
             BloomFilter::Window(w) => Some(w),
-            BloomFilter::Chain(_) => None,
+            _ => None,
         }
     }
 
     /// How this filter hashes items.
     pub fn scheme(&self) -> HashScheme {
-        match self {
-            BloomFilter::Chain(c) => c.scheme(),
-            BloomFilter::Window(w) => w.scheme(),
-        }
+        each_kind!(self, k => k.hash_scheme())
     }
 
     /// The item's hash under this filter's scheme.
@@ -86,111 +100,137 @@ impl BloomFilter {
 
     /// Whether the filter came from RedisBloom (and keeps its formats).
     pub fn is_redisbloom(&self) -> bool {
-        self.as_chain().is_some_and(BloomChain::is_redisbloom)
+        each_kind!(self, k => k.keeps_redisbloom())
     }
 
     /// Item capacity: a chain's links' sum, a window's items per window.
     pub fn capacity(&self) -> u64 {
-        match self {
-            BloomFilter::Chain(c) => c.capacity(),
-            BloomFilter::Window(w) => w.capacity(),
-        }
+        each_kind!(self, k => k.capacity_of())
     }
 
     /// Items accepted as new (a window: in the generations it holds).
     pub fn items(&self) -> u64 {
-        match self {
-            BloomFilter::Chain(c) => c.items(),
-            BloomFilter::Window(w) => w.items(),
-        }
+        each_kind!(self, k => k.items_held())
+    }
+
+    /// Items it answers for at `now_ms` (BF.CARD, BF.INFO `Number of items
+    /// inserted`): a window's in its live generations, a chain's all.
+    pub fn live_items(&self, now_ms: u64) -> u64 {
+        each_kind!(self, k => k.live_items(now_ms))
     }
 
     /// The growth factor; `None` for non-scaling filters.
     pub fn expansion(&self) -> Option<u32> {
-        match self {
-            BloomFilter::Chain(c) => c.expansion(),
-            BloomFilter::Window(w) => w.expansion(),
-        }
+        each_kind!(self, k => k.expansion_of())
     }
 
     /// The error rate the filter was created with.
     pub fn error_rate(&self) -> f64 {
-        match self {
-            BloomFilter::Chain(c) => c.error_rate(),
-            BloomFilter::Window(w) => w.error(),
-        }
+        each_kind!(self, k => k.error_of())
+    }
+
+    /// The name of its bit layout: `classic`, `blocked`, `paired` or `redisbloom`.
+    pub fn layout_name(&self) -> &'static str {
+        each_kind!(self, k => k.layout_name())
+    }
+
+    /// A windowed filter's window in milliseconds (`None`: not windowed).
+    pub fn window_ms(&self) -> Option<u64> {
+        each_kind!(self, k => k.window_of())
+    }
+
+    /// Whether its answers depend on the time: reads need a
+    /// [`read_mark`](Self::read_mark) of the clock (a windowed filter); for
+    /// any other filter the clock need not be read.
+    pub fn is_timed(&self) -> bool {
+        each_kind!(self, k => k.timed())
+    }
+
+    /// Every link whose bytes its SCANDUMP chunks carry, in chunk order (a
+    /// window: over its generations, oldest first).
+    pub fn links(&self) -> Vec<&Link> {
+        each_kind!(self, k => k.link_list())
     }
 
     /// Links in use (a window: over all its generations).
     pub fn link_count(&self) -> usize {
-        match self {
-            BloomFilter::Chain(c) => c.link_count(),
-            BloomFilter::Window(w) => w.link_count(),
-        }
+        each_kind!(self, k => k.parts_count())
     }
 
     /// Memory estimate in bytes: RedisBloom's formula `32 + 64 * links + bytes`
     /// (BF.INFO `Size`, MEMORY USAGE, and the quantity the memory cap bounds).
     pub fn mem_usage(&self) -> u64 {
-        match self {
-            BloomFilter::Chain(c) => c.mem_usage(),
-            BloomFilter::Window(w) => w.mem_usage(),
-        }
+        each_kind!(self, k => k.memory())
     }
 
     /// Every heap block the filter owns besides itself (address, requested
-    /// size, alignment).
+    /// size, alignment): a boxed kind's box, then the kind's own.
     pub fn heap_blocks(&self, f: &mut dyn FnMut(*const u8, usize, usize)) {
-        match self {
-            BloomFilter::Chain(c) => c.heap_blocks(f),
-            BloomFilter::Window(w) => {
-                let w: &Window = w;
-                f(
-                    w as *const Window as *const u8,
-                    std::mem::size_of::<Window>(),
-                    std::mem::align_of::<Window>(),
-                );
-                w.heap_blocks(f)
-            }
+        if let BloomFilter::Window(b) = self {
+            boxed_block::<Window>(b, f);
         }
+        each_kind!(self, k => k.each_heap_block(f))
     }
 
     /// Block numbers [`relocate_blocks`](Self::relocate_blocks) takes: about the
-    /// allocations the value owns besides itself.
+    /// allocations the value owns besides itself (a boxed kind's box, then the
+    /// kind's own).
     pub fn block_count(&self) -> u64 {
-        match self {
-            BloomFilter::Chain(c) => c.block_count(),
-            BloomFilter::Window(w) => 1 + w.block_count(),
-        }
+        let boxed = u64::from(matches!(self, BloomFilter::Window(_)));
+        boxed + each_kind!(self, k => k.blocks())
     }
 
     /// Offers every heap block the value owns besides itself to a relocation
     /// pass (active defragmentation, `crate::relocate`): the same blocks as
-    /// [`heap_blocks`](Self::heap_blocks), in a fixed order.
+    /// [`heap_blocks`](Self::heap_blocks), in a fixed order (a boxed kind's
+    /// box first).
     pub fn relocate_blocks(&mut self, pass: &mut Pass) {
-        match self {
-            BloomFilter::Chain(c) => c.relocate_blocks(pass),
-            BloomFilter::Window(w) => {
-                pass.boxed(w);
-                w.relocate_blocks(pass)
-            }
+        if let BloomFilter::Window(w) = self {
+            pass.boxed(w);
         }
+        each_kind!(self, k => k.relocate(pass))
     }
 
     /// A fallible deep copy (for COPY).
     pub fn try_clone(&self) -> Result<Self, BloomError> {
-        Ok(match self {
-            BloomFilter::Chain(c) => BloomFilter::Chain(c.try_clone()?),
-            BloomFilter::Window(w) => BloomFilter::from(w.try_clone()?),
-        })
+        each_kind!(self, k => k.copy_of().map(BloomFilter::from))
     }
 
     /// The SCANDUMP header: the kind's own format (`FBbf`, RedisBloom's, `FBbw`).
     pub fn encode_header(&self) -> Vec<u8> {
-        match self {
-            BloomFilter::Chain(c) => c.encode_header(),
-            BloomFilter::Window(w) => w.encode_header(),
-        }
+        each_kind!(self, k => k.header())
+    }
+
+    /// Prefetches the cache lines an add or lookup of `h` touches first.
+    #[inline]
+    pub fn prefetch(&self, h: &ItemHash) {
+        each_kind!(self, k => k.prefetch_hash(h))
+    }
+
+    /// What lookups at server time `now_ms` need, computed once per command
+    /// (a window's current generation; 0 for a chain).
+    #[inline]
+    pub fn read_mark(&self, now_ms: u64) -> u64 {
+        each_kind!(self, k => k.read_mark(now_ms))
+    }
+
+    /// Whether the item may have been added, at a [`read_mark`](Self::read_mark).
+    #[inline]
+    pub fn contains_marked(&self, h: &ItemHash, mark: u64) -> bool {
+        each_kind!(self, k => k.contains_marked(h, mark))
+    }
+
+    /// Whether MEXISTS answers a batch at once, with
+    /// [`contains_bits`](Self::contains_bits) (a window: generation by
+    /// generation), rather than item by item.
+    pub fn answers_in_bulk(&self) -> bool {
+        each_kind!(self, k => k.answers_in_bulk())
+    }
+
+    /// Sets bit `i` of `found` (zeroed by the caller, one bit per item) for
+    /// each `hashes[i]` the filter holds at `mark`.
+    pub fn contains_bits(&self, hashes: &[ItemHash], mark: u64, found: &mut [u64]) {
+        each_kind!(self, k => k.contains_bits(hashes, mark, found))
     }
 
     /// Validates a header of any kind completely, then allocates the zeroed
@@ -230,12 +270,10 @@ impl BloomFilter {
         BloomChain::header_link_bytes(bytes, limits, redisbloom)
     }
 
-    /// SCANDUMP data for iterator `iter >= 1` (see [`BloomChain::scandump_chunk`]).
+    /// SCANDUMP data for a position iterator `iter >= 1` (see
+    /// [`BloomChain::scandump_chunk`]).
     pub fn scandump_chunk(&self, iter: i64) -> Option<(i64, &[u8])> {
-        match self {
-            BloomFilter::Chain(c) => c.scandump_chunk(iter),
-            BloomFilter::Window(w) => w.scandump_chunk(iter),
-        }
+        each_kind!(self, k => k.position_chunk(iter))
     }
 
     /// SCANDUMP data for `iter >= 1` on a live filter: a chain's chunk at a
@@ -244,18 +282,12 @@ impl BloomFilter {
     /// refused there: they shift when a generation is dropped). `Ok(None)`
     /// past the end.
     pub fn scandump_walk(&self, iter: i64) -> Result<Option<(i64, &[u8])>, BloomError> {
-        match self {
-            BloomFilter::Chain(c) => Ok(c.scandump_chunk(iter)),
-            BloomFilter::Window(w) => w.walk_chunk(iter),
-        }
+        each_kind!(self, k => k.live_chunk(iter))
     }
 
     /// Visits every SCANDUMP data chunk in order.
     pub fn for_each_chunk(&self, f: impl FnMut(i64, &[u8])) {
-        match self {
-            BloomFilter::Chain(c) => c.for_each_chunk(f),
-            BloomFilter::Window(w) => w.for_each_chunk(f),
-        }
+        each_kind!(self, k => k.each_chunk(f))
     }
 
     /// Fills the filter from chunks in SCANDUMP order.
@@ -263,29 +295,18 @@ impl BloomFilter {
         &mut self,
         read: impl FnMut(&mut [u8]) -> Result<(), E>,
     ) -> Result<(), E> {
-        match self {
-            BloomFilter::Chain(c) => c.fill_chunks(read),
-            BloomFilter::Window(w) => w.fill_chunks(read),
-        }
+        each_kind!(self, k => k.fill(read))
     }
 
     /// LOADCHUNK data (see [`BloomChain::load_chunk`]).
     pub fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), BloomError> {
-        match self {
-            BloomFilter::Chain(c) => c.load_chunk(iter, data),
-            BloomFilter::Window(w) => w.load_chunk(iter, data),
-        }
+        each_kind!(self, k => k.load_at(iter, data))
     }
 
     /// Why the filter can never be merged, whatever the others are (`None`: it
-    /// can). One line per kind BF.MERGE refuses.
+    /// can).
     fn unmergeable(&self) -> Option<&'static str> {
-        match self {
-            BloomFilter::Chain(_) => None,
-            // Generations of different filters start at different times: no
-            // link-by-link union keeps every item's lifetime (docs/windowed.md).
-            BloomFilter::Window(_) => Some("a windowed filter"),
-        }
+        each_kind!(self, k => k.unmergeable())
     }
 
     /// The chains of a merge's inputs (sources in order, then the destination).
@@ -351,9 +372,9 @@ impl BloomFilter {
         if let Some(why) = self.unmergeable() {
             return Err(MergeError::Unmergeable { input: None, why });
         }
-        match self {
-            BloomFilter::Chain(c) => c.merge_from_with(&s, limits, overfill),
-            BloomFilter::Window(_) => Err(BloomError::InvalidParams("not a chain").into()),
+        match self.as_chain_mut() {
+            Some(c) => c.merge_from_with(&s, limits, overfill),
+            None => Err(BloomError::InvalidParams("not a chain").into()),
         }
     }
 
@@ -373,4 +394,13 @@ impl BloomFilter {
         let (_, s) = Self::merge_chains(None, sources)?;
         BloomChain::merged_with(&s, limits, overfill).map(BloomFilter::Chain)
     }
+}
+
+/// Reports the box a large kind is kept in (its address, size and alignment).
+fn boxed_block<T>(b: &T, f: &mut dyn FnMut(*const u8, usize, usize)) {
+    f(
+        b as *const T as *const u8,
+        std::mem::size_of::<T>(),
+        std::mem::align_of::<T>(),
+    );
 }

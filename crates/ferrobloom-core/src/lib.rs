@@ -8,20 +8,25 @@
 //! Build a filter, add and look up items in batches, dump it to the chunks
 //! `BF.SCANDUMP`/`CF.SCANDUMP` return (byte for byte the server's, for the same
 //! parameters and items), load it back from chunks, merge filters, and read and
-//! write the versioned file format: [`dump`] lists the calls, [`file`]
+//! write the versioned file format: [`api`] lists the calls, [`file`]
 //! documents the format, and `examples/local_filter.rs` runs them all
 //! (`cargo run --release -p ferrobloom-core --example local_filter`).
 
+pub mod accuracy;
+pub mod api;
 pub mod bits;
 pub mod bloom;
 pub mod cuckoo;
-pub mod dump;
+/// The former name of [`api`], kept for code that names it.
+#[doc(hidden)]
+pub use api as dump;
 pub mod file;
 pub mod filter;
 #[cfg(test)]
 #[path = "tests/fixtures.rs"]
 mod fixture_tests;
 pub mod hash;
+mod kind;
 pub mod payload;
 pub mod rdb;
 #[cfg(test)]
@@ -34,7 +39,9 @@ mod relocate_tests;
 #[cfg(test)]
 #[path = "tests/roundtrip.rs"]
 mod roundtrip_tests;
-pub mod stats;
+/// The former name of [`accuracy`], kept for code that names it.
+#[doc(hidden)]
+pub use accuracy as stats;
 #[cfg(test)]
 #[path = "tests/rng.rs"]
 pub(crate) mod test_rng;

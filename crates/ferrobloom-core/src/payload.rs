@@ -6,7 +6,8 @@
 
 use super::bloom::{Limits, SCANDUMP_CHUNK};
 use super::cuckoo::CuckooFilter;
-use super::filter::BloomFilter;
+use super::filter::{each_kind, BloomFilter};
+use super::kind::BloomKind;
 pub use super::rdb::RdbRead;
 
 /// Which header format a payload carries.
@@ -20,8 +21,17 @@ pub enum HeaderFormat {
     RedisBloom,
 }
 
+/// The scheme words of RDB encoding version 6 (each kind names its own in
+/// `crate::kind`).
+pub use super::kind::{SCHEME_NATIVE, SCHEME_REDISBLOOM, SCHEME_WINDOWED};
+
 /// A filter that can be rebuilt from a header and its data chunks.
 pub trait Payload: Sized {
+    /// Its RDB scheme word (`SCHEME_*`).
+    fn rdb_scheme(&self) -> u64;
+    /// The header format a payload of scheme word `scheme` carries, `None`
+    /// for a scheme this type has no kind of (refused: "unknown hash scheme").
+    fn scheme_format(scheme: u64) -> Option<HeaderFormat>;
     /// Validates a header completely and allocates the zeroed filter it
     /// describes, within `limits` (Cuckoo filters use `limits.max_bytes` only).
     fn from_header(bytes: &[u8], limits: &Limits, format: HeaderFormat) -> Result<Self, String>;
@@ -54,6 +64,20 @@ pub trait Payload: Sized {
 }
 
 impl Payload for BloomFilter {
+    fn rdb_scheme(&self) -> u64 {
+        if self.is_redisbloom() {
+            SCHEME_REDISBLOOM
+        } else {
+            each_kind!(self, k => k.scheme_word())
+        }
+    }
+    fn scheme_format(scheme: u64) -> Option<HeaderFormat> {
+        match scheme {
+            SCHEME_NATIVE | SCHEME_WINDOWED => Some(HeaderFormat::Native),
+            SCHEME_REDISBLOOM => Some(HeaderFormat::RedisBloom),
+            _ => None,
+        }
+    }
     fn from_header(bytes: &[u8], limits: &Limits, format: HeaderFormat) -> Result<Self, String> {
         match format {
             HeaderFormat::Any => BloomFilter::from_header(bytes, limits),
@@ -89,13 +113,25 @@ impl Payload for BloomFilter {
             .map_err(|e| format!("{e:?}"))
     }
     fn anchor_clock(&mut self, now_ms: u64) {
-        if let Some(w) = self.as_window_mut() {
-            w.anchor(now_ms);
-        }
+        BloomFilter::anchor_clock(self, now_ms)
     }
 }
 
 impl Payload for CuckooFilter {
+    fn rdb_scheme(&self) -> u64 {
+        if self.is_redisbloom() {
+            SCHEME_REDISBLOOM
+        } else {
+            SCHEME_NATIVE
+        }
+    }
+    fn scheme_format(scheme: u64) -> Option<HeaderFormat> {
+        match scheme {
+            SCHEME_NATIVE => Some(HeaderFormat::Native),
+            SCHEME_REDISBLOOM => Some(HeaderFormat::RedisBloom),
+            _ => None,
+        }
+    }
     fn from_header(bytes: &[u8], limits: &Limits, format: HeaderFormat) -> Result<Self, String> {
         let (max, filters) = (limits.max_bytes, limits.max_filters);
         match format {

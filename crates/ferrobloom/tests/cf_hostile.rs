@@ -91,7 +91,8 @@ fn loadchunk_rejects_hostile_headers() {
     loadchunks(&mut con, b"ok", &chunks);
     assert_same(&mut con, &src, b"ok", "after hostile headers");
 
-    // 2^32 buckets of 1 slot (a 4 GiB table) under a 1 GiB cap: refused, server alive.
+    // 2^32 buckets of 1 slot (a 4 GiB table, more than CF.RESERVE's 2^30
+    // capacity gives) under a 1 GiB cap: refused, server alive.
     config_set(&mut con, "bf.max-filter-memory", "1gb");
     let huge = Hdr::plain(1, 1, 1, 1 << 32).encode();
     assert_eq!(

@@ -391,3 +391,44 @@ fn a_panic_in_the_defrag_callback_is_contained() {
     assert!(digests(&mut con, &kept) == before);
     assert_answers(&mut con, &kept, "after contained panics");
 }
+
+/// `bf.bloom-defrag-enabled no` (valkey-bloom's setting): the server's defrag
+/// cycles run, and the callbacks move nothing until it is set again.
+#[test]
+fn the_defrag_setting_turns_the_callbacks_off_and_on() {
+    let s = Server::builder()
+        .args(&["--bf.bloom-defrag-enabled", "no"])
+        .start();
+    if s.kind() != ServerKind::Redis8 {
+        return; // no defragmentation there (the first test proves the refusal)
+    }
+    let mut con = s.conn();
+    let kept = fragment(&mut con, 8000, 13, small_filter);
+    let before = digests(&mut con, &kept);
+    force_defrag(&mut con).expect("Redis 8.2.3 defragments");
+    // The server's own cycles run meanwhile (the allocations it looked at).
+    let scanned = |s: &Server| {
+        ["active_defrag_hits", "active_defrag_misses"]
+            .iter()
+            .filter_map(|f| s.info_field("stats", f)?.parse::<u64>().ok())
+            .sum::<u64>()
+    };
+    wait_until(Duration::from_secs(30), "the server defragments", || {
+        scanned(&s) > 0
+    });
+    thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        bf_info(&s, "defrag_hits") + bf_info(&s, "defrag_misses"),
+        0,
+        "the callbacks moved blocks with bf.bloom-defrag-enabled no"
+    );
+    let _: () = q(
+        &mut con,
+        &["CONFIG", "SET", "bf.bloom-defrag-enabled", "yes"],
+    );
+    wait_until(Duration::from_secs(30), "filters defragmented", || {
+        bf_info(&s, "defrag_hits") > 0
+    });
+    let _: () = q(&mut con, &["CONFIG", "SET", "activedefrag", "no"]);
+    assert!(digests(&mut con, &kept) == before);
+}

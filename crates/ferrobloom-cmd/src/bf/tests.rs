@@ -40,8 +40,7 @@ fn reserve_defaults_options_and_errors() {
             layout: BloomLayout::Blocked,
             nonscaling_growth: 2,
             opts: ChainOptions::default(),
-            scale_to: None,
-            window_ms: None,
+            ..CreateParams::default()
         }
     );
     let p = reserve(&["bf.reserve", "k", "0.01", "10", "expansion", "4"]).unwrap();
@@ -241,8 +240,7 @@ fn insert_options_and_errors() {
             layout: BloomLayout::Blocked,
             nonscaling_growth: 2,
             opts: ChainOptions::default(),
-            scale_to: None,
-            window_ms: None,
+            ..CreateParams::default()
         })
     );
     let a = insert(&[
@@ -267,8 +265,7 @@ fn insert_options_and_errors() {
             layout: BloomLayout::Blocked,
             nonscaling_growth: 2,
             opts: ChainOptions::default(),
-            scale_to: None,
-            window_ms: None,
+            ..CreateParams::default()
         })
     );
     assert_eq!(a.items_from, 9);
@@ -484,13 +481,20 @@ fn valkey_bloom_options() {
 
 #[test]
 fn info_fields() {
-    assert_eq!(InfoField::parse(b"capacity"), Ok(InfoField::Capacity));
-    assert_eq!(InfoField::parse(b"ITEMS"), Ok(InfoField::Items));
+    use crate::info::find_bf;
+    assert_eq!(find_bf(b"capacity").map(|f| f.label), Ok(c"Capacity"));
     assert_eq!(
-        InfoField::parse(b"CAP").unwrap_err().text(),
-        "Invalid information value"
+        find_bf(b"ITEMS").map(|f| f.label),
+        Ok(c"Number of items inserted")
     );
-    assert_eq!(InfoField::Filters.label(), c"Number of filters");
+    assert_eq!(
+        find_bf(b"CAP").err().as_ref().map(CmdError::text),
+        Some("Invalid information value")
+    );
+    assert_eq!(
+        find_bf(b"filters").map(|f| f.label),
+        Ok(c"Number of filters")
+    );
 }
 
 #[test]

@@ -40,8 +40,7 @@ fn p(error: f64, capacity: u64, expansion: u32) -> CreateParams {
         layout: BloomLayout::RedisBloom,
         nonscaling_growth: if expansion == 0 { 2 } else { expansion },
         opts: ChainOptions::default(),
-        scale_to: None,
-        window_ms: None,
+        ..CreateParams::default()
     }
 }
 

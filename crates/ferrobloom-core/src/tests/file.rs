@@ -5,9 +5,9 @@
 //! recomputed so that the checks behind it are reached).
 
 use super::*;
+use crate::api::{Scandump, LOAD_LIMITS, SERVER_DEFAULT_LIMITS};
 use crate::bloom::{BloomChain, BloomError, BloomLayout, ChainOptions};
 use crate::cuckoo::{CuckooFilter, CuckooParams};
-use crate::dump::{Scandump, LOAD_LIMITS, SERVER_DEFAULT_LIMITS};
 use crate::filter::BloomFilter;
 use crate::hash::ItemHash;
 use crate::test_rng::SplitMix;
@@ -57,7 +57,7 @@ pub(super) fn cuckoos() -> Vec<CuckooFilter> {
             };
             let mut f = CuckooFilter::new(&p, l.max_bytes).unwrap();
             let items: Vec<Vec<u8>> = (0..200).map(|i| format!("item{i}").into_bytes()).collect();
-            crate::dump::cuckoo_insert_items(&mut f, items.iter().map(|v| &v[..]), false, &l);
+            crate::api::cuckoo_insert_items(&mut f, items.iter().map(|v| &v[..]), false, &l);
             f
         })
         .collect()
@@ -206,7 +206,7 @@ fn a_header_without_its_data_is_refused() {
             vec![(1, &header[..])],
             vec![(1, &header[..]), (2, &b"x"[..])],
         ] {
-            let e = err(crate::dump::load_chunks::<BloomFilter>(
+            let e = err(crate::api::load_chunks::<BloomFilter>(
                 &chunks,
                 &LOAD_LIMITS,
             ));

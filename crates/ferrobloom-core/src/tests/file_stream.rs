@@ -12,8 +12,8 @@ use std::io;
 
 use super::tests::{blooms, cuckoos, file_of, reseal};
 use super::*;
+use crate::api::LOAD_LIMITS;
 use crate::cuckoo::CuckooFilter;
-use crate::dump::LOAD_LIMITS;
 use crate::filter::BloomFilter;
 
 /// A reader that gives at most `step` bytes a call and counts what it gave.

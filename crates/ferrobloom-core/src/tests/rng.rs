@@ -33,8 +33,8 @@ impl SplitMix {
 }
 
 /// The most false positives `probes` probes show at a rate of at most `p`
-/// (`crate::stats::max_false_positives`).
-pub(crate) use crate::stats::max_false_positives as allowed;
+/// (`crate::accuracy::max_false_positives`).
+pub(crate) use crate::accuracy::max_false_positives as allowed;
 
 /// A random 128-bit item hash (XXH3-128 of distinct items is modelled as
 /// uniform).

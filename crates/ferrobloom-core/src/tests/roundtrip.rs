@@ -44,7 +44,7 @@ fn bloom_rdb(c: &BloomChain, limits: &Limits) -> Result<BloomChain, String> {
     let mut it = bufs.into_iter();
     match load_payload_as::<BloomFilter, _>(limits, format_of(c.is_redisbloom()), || it.next())? {
         BloomFilter::Chain(c) => Ok(c),
-        BloomFilter::Window(_) => Err("loaded a window".into()),
+        _ => Err("loaded another kind".into()),
     }
 }
 

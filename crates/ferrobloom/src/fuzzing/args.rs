@@ -65,19 +65,10 @@ pub fn args(data: &[u8]) {
             assert!(!v.is_nan() && a.len() <= 128);
             let _ = format_g(v);
         }
-        if let Ok(f) = InfoField::parse(a) {
-            // The default reply's five fields, or valkey-bloom's single fields.
-            assert!(
-                InfoField::ALL.contains(&f)
-                    || matches!(
-                        f,
-                        InfoField::Error
-                            | InfoField::Tightening
-                            | InfoField::MaxScaledCapacity
-                            | InfoField::Window
-                    )
-            );
-            let _ = f.label();
+        if let Ok(f) = crate::cmd::info::find_bf(a) {
+            // A row of the INFO table, named by its keyword.
+            assert!(a.eq_ignore_ascii_case(f.keyword.as_bytes()));
+            let _ = f.label;
         }
         if let Ok(p) = ccf::parse_position(a) {
             assert!(p >= 0);

@@ -83,30 +83,25 @@ pub fn bloom_chunks(data: &[u8]) {
             }
             BloomOp::Add => {
                 let h = c.hash(input.item());
-                match &mut c {
-                    BloomFilter::Window(w) => {
-                        // A windowed filter: at a time from the input (seconds).
-                        let now = u64::from(input.u32().unwrap_or(0)) * 1000;
-                        w.prefetch(&h);
-                        if w.add(&h, now, &limits).is_ok() {
-                            assert!(w.contains(&h, now), "added item not found");
-                        }
-                        drop(w.take_retired());
-                    }
-                    BloomFilter::Chain(c) => {
-                        c.prefetch(&h);
-                        if c.add(&h, &limits).is_ok() {
-                            assert!(c.contains(&h), "added item not found");
-                        }
-                    }
+                // A timed (windowed) filter: at a time from the input (seconds).
+                let now = if c.is_timed() {
+                    u64::from(input.u32().unwrap_or(0)) * 1000
+                } else {
+                    0
+                };
+                c.prefetch(&h);
+                if c.add_hash(&h, now, &limits).is_ok() {
+                    let found = c.contains_marked(&h, c.read_mark(now));
+                    assert!(found, "added item not found");
+                }
+                if let Some(w) = c.as_window_mut() {
+                    drop(w.take_retired());
                 }
             }
             BloomOp::Exists => {
                 let h = c.hash(input.item());
-                let _ = match &c {
-                    BloomFilter::Chain(c) => c.contains(&h),
-                    BloomFilter::Window(w) => w.contains(&h, w.last_ms()),
-                };
+                let at = c.as_window().map_or(0, |w| w.last_ms());
+                let _ = c.contains_marked(&h, c.read_mark(at));
             }
             BloomOp::ScanDump => {
                 let it = input.i64().unwrap_or(0);

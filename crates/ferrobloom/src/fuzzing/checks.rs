@@ -6,13 +6,7 @@ use super::*;
 
 /// Every link whose bytes the filter's chunks carry, in order.
 pub(super) fn links_of(c: &BloomFilter) -> Vec<&Link> {
-    match c {
-        BloomFilter::Chain(c) => c.links().iter().collect(),
-        BloomFilter::Window(w) => w
-            .generation_list()
-            .flat_map(|(_, g)| g.links().iter())
-            .collect(),
-    }
+    c.links()
 }
 
 /// Everything that must hold for any Bloom filter the code accepted or built:

@@ -32,7 +32,7 @@
 //!   or a `u16` length and that many bytes); a field of another kind than the
 //!   loader asks for ends the payload, as an RDB type error does.
 
-use crate::cmd::bf::{self as cbf, InfoField};
+use crate::cmd::bf as cbf;
 use crate::cmd::cf::{self as ccf, CuckooDefaults};
 use crate::cmd::format::format_g;
 use crate::cmd::lenient::Origin;

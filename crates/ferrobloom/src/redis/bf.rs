@@ -10,14 +10,15 @@ use super::handler::{
 use super::membership;
 use super::types::BLOOM;
 use super::window;
-use crate::cmd::bf::{parse_insert_from, parse_reserve_from, InfoField};
+use crate::cmd::bf::{parse_insert_from, parse_reserve_from};
 use crate::cmd::create;
 use crate::cmd::errors::{self as e, bloom as map_err, CmdError, Op};
 use crate::cmd::format::{format_g, format_window};
+use crate::cmd::info::{self, InfoContext, InfoValue};
 use crate::cmd::lenient::{self, Origin};
 use crate::cmd::params::{BloomDefaults, CreateParams, MAX_ERROR_RATE};
 use crate::cmd::parse::parse_i64;
-use ferrobloom_core::bloom::{BloomChain, BloomError, BloomLayout, MAX_CAPACITY, MAX_EXPANSION};
+use ferrobloom_core::bloom::{BloomError, BloomLayout, MAX_CAPACITY, MAX_EXPANSION};
 use ferrobloom_core::filter::BloomFilter;
 use ferrobloom_core::hash::HashAhead;
 use ferrobloom_core::window::Window;
@@ -239,31 +240,13 @@ pub fn mexists(ctx: Ctx, args: Args) -> CmdResult {
     membership::mexists(ctx, args, &BLOOM)
 }
 
-fn info_value(ctx: Ctx, c: &BloomFilter, f: InfoField) {
-    let chain = c.as_chain();
-    match f {
-        InfoField::Error => ctx.reply_double(c.error_rate()),
-        InfoField::Tightening => {
-            let opts = chain.map(BloomChain::options).unwrap_or_default();
-            ctx.reply_double(opts.tightening)
-        }
-        InfoField::MaxScaledCapacity => {
-            let limits = bloom_limits(ctx.trusted());
-            let total = chain.and_then(|c| c.scale_to(None, &limits).ok());
-            ctx.reply_count(total.unwrap_or(0));
-        }
-        InfoField::Capacity => ctx.reply_count(c.capacity()),
-        InfoField::Size => ctx.reply_count(c.mem_usage()),
-        InfoField::Filters => ctx.reply_count(c.link_count() as u64),
-        InfoField::Items => ctx.reply_count(live_items(c)),
-        InfoField::Window => match c.as_window() {
-            Some(w) => ctx.reply_double(w.window_ms() as f64 / 1000.0),
-            None => ctx.reply_null(),
-        },
-        InfoField::Expansion => match c.expansion() {
-            Some(x) => ctx.reply_integer(i64::from(x)),
-            None => ctx.reply_null(),
-        },
+/// Replies with one INFO value as its type says.
+pub(super) fn reply_info(ctx: Ctx, v: InfoValue) {
+    match v {
+        InfoValue::Count(n) => ctx.reply_count(n),
+        InfoValue::Integer(n) => ctx.reply_integer(n),
+        InfoValue::Double(x) => ctx.reply_double(x),
+        InfoValue::Null => ctx.reply_null(),
     }
 }
 
@@ -281,28 +264,29 @@ pub fn info(ctx: Ctx, args: Args) -> CmdResult {
     }
     let mut key = Key::open(ctx, key_name(&args)?, false);
     let c = key.existing(&BLOOM)?;
+    let cx = InfoContext {
+        clock: &window::now_ms,
+        limits: bloom_limits(ctx.trusted()),
+    };
     if args.len() == 3 {
-        let f = InfoField::parse(args.bytes(2))?;
-        // valkey-bloom's growth fields describe a scaling chain: not a
-        // non-scaling filter's, nor a windowed one's (its window sizes it).
-        if matches!(f, InfoField::Tightening | InfoField::MaxScaledCapacity)
-            && (c.expansion().is_none() || c.as_window().is_some())
-        {
+        let f = info::find_bf(args.bytes(2))?;
+        if !f.describes(c) {
             return Err(e::INVALID_INFO_VALUE.into());
         }
         if ctx.is_resp3() {
             ctx.reply_map(1);
-            ctx.reply_simple(f.label());
+            ctx.reply_simple(f.label);
         } else {
             ctx.reply_array(1);
         }
-        info_value(ctx, c, f);
+        reply_info(ctx, (f.value)(c, &cx));
         return Ok(());
     }
-    ctx.reply_map(InfoField::ALL.len());
-    for f in InfoField::ALL {
-        ctx.reply_simple(f.label());
-        info_value(ctx, c, f);
+    let fields = info::BF_INFO.iter().filter(|f| f.default);
+    ctx.reply_map(fields.clone().count());
+    for f in fields {
+        ctx.reply_simple(f.label);
+        reply_info(ctx, (f.value)(c, &cx));
     }
     Ok(())
 }
@@ -310,10 +294,7 @@ pub fn info(ctx: Ctx, args: Args) -> CmdResult {
 /// Items within the live window of a windowed filter (by this server's
 /// clock), or all items of a plain one.
 fn live_items(c: &BloomFilter) -> u64 {
-    match c {
-        BloomFilter::Window(w) => w.items_at(window::now_ms()),
-        BloomFilter::Chain(c) => c.items(),
-    }
+    c.live_items(if c.is_timed() { window::now_ms() } else { 0 })
 }
 
 /// BF.CARD key

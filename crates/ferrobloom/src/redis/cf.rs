@@ -11,6 +11,7 @@ use crate::cmd::cf::{parse_insert_from, parse_load_position, parse_position, par
 use crate::cmd::create;
 use crate::cmd::errors::{self as e, cuckoo as map_err, CmdError, Op};
 use crate::cmd::format::format_g;
+use crate::cmd::info::{InfoContext, CF_INFO};
 use crate::cmd::lenient::{self, Origin};
 use ferrobloom_core::bloom::MAX_CAPACITY;
 use ferrobloom_core::cuckoo::{
@@ -37,31 +38,11 @@ fn create(ctx: Ctx, key: &mut Key, p: &CuckooParams) -> CmdResult {
     }
 }
 
-/// Replicates the creation of a filter with every parameter spelled out.
+/// Replicates the creation of a filter with every parameter spelled out
+/// (the arguments: `cf_options::reserve_args`).
 fn replicate_reserve(ctx: Ctx, key: RStr, p: &CuckooParams) {
-    let cap = p.capacity.to_string();
-    let bs = p.bucket_size.to_string();
-    let mi = p.max_iterations.to_string();
-    let ex = p.expansion.to_string();
-    let err = p.error_rate.map(|r| format!("{r}"));
-    let layout: &[u8] = if p.redisbloom {
-        b"redisbloom"
-    } else {
-        b"ferrobloom"
-    };
-    let mut args: Vec<&[u8]> = vec![
-        cap.as_bytes(),
-        b"BUCKETSIZE",
-        bs.as_bytes(),
-        b"MAXITERATIONS",
-        mi.as_bytes(),
-        b"EXPANSION",
-        ex.as_bytes(),
-    ];
-    if let Some(r) = &err {
-        args.extend_from_slice(&[b"ERROR", r.as_bytes()]);
-    }
-    args.extend_from_slice(&[b"LAYOUT", layout]);
+    let args = crate::cmd::cf_options::reserve_args(p);
+    let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
     ctx.replicate(c"CF.RESERVE", key, &args);
 }
 
@@ -322,21 +303,14 @@ pub fn info(ctx: Ctx, args: Args) -> CmdResult {
     let f = key.existing(&CUCKOO)?;
     // Exactly RedisBloom's eight fields, in its order, for every kind of filter:
     // strict clients (go-redis, node-redis) refuse a map with any other key.
-    // ferrobloom's own facts (fingerprint size, error rate) are in CF.DEBUG.
-    let ints: [(&std::ffi::CStr, u64); 8] = [
-        (c"Size", f.mem_usage() as u64),
-        (c"Number of buckets", f.base_buckets()),
-        (c"Number of filters", f.num_filters() as u64),
-        (c"Number of items inserted", f.num_items()),
-        (c"Number of items deleted", f.num_deletes()),
-        (c"Bucket size", u64::from(f.bucket_size())),
-        (c"Expansion rate", u64::from(f.expansion())),
-        (c"Max iterations", u64::from(f.max_iterations())),
-    ];
-    ctx.reply_map(ints.len());
-    for (label, v) in ints {
-        ctx.reply_simple(label);
-        ctx.reply_count(v);
+    let cx = InfoContext {
+        clock: &|| 0,
+        limits: ferrobloom_core::api::SERVER_DEFAULT_LIMITS,
+    };
+    ctx.reply_map(CF_INFO.len());
+    for field in CF_INFO {
+        ctx.reply_simple(field.label);
+        super::bf::reply_info(ctx, (field.value)(f, &cx));
     }
     Ok(())
 }

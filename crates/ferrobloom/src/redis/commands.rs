@@ -9,8 +9,6 @@
 //! Every command enters through a trampoline that runs its handler under
 //! [`guard`]: a panic becomes an error reply and a log line, never an abort.
 
-use std::ffi::CStr;
-
 use super::api::{Args, Ctx};
 use super::guard::guard;
 use super::load::{Command, CommandInfo, LoadCtx};
@@ -56,7 +54,18 @@ macro_rules! trampoline {
                     static META: $crate::redis::stats::Meta = $crate::redis::stats::Meta {
                         write: $write,
                         lookups: $lookups,
-                        event: event_name(stringify!($name)),
+                        // Every write command's keyspace event is its name in
+                        // lower case, derived here so that none can be missed.
+                        event: if $write {
+                            const EVENT: [u8; stringify!($name).len() + 1] =
+                                event_name(stringify!($name));
+                            match std::ffi::CStr::from_bytes_with_nul(&EVENT) {
+                                Ok(e) => e,
+                                Err(_) => c"",
+                            }
+                        } else {
+                            c""
+                        },
                         name: {
                             const BYTES: [u8; stringify!($name).len()] =
                                 command_name(stringify!($name));
@@ -90,25 +99,17 @@ const fn command_name<const N: usize>(fn_name: &str) -> [u8; N] {
     out
 }
 
-/// `bf_add` -> `bf.add`, at compile time (the keyspace event of the command).
-const fn event_name(fn_name: &'static str) -> &'static CStr {
-    match fn_name.as_bytes() {
-        b"bf_reserve" => c"bf.reserve",
-        b"bf_add" => c"bf.add",
-        b"bf_madd" => c"bf.madd",
-        b"bf_insert" => c"bf.insert",
-        b"bf_loadchunk" => c"bf.loadchunk",
-        b"bf_merge" => c"bf.merge",
-        b"cf_reserve" => c"cf.reserve",
-        b"cf_add" => c"cf.add",
-        b"cf_addnx" => c"cf.addnx",
-        b"cf_insert" => c"cf.insert",
-        b"cf_insertnx" => c"cf.insertnx",
-        b"cf_del" => c"cf.del",
-        b"cf_compact" => c"cf.compact",
-        b"cf_loadchunk" => c"cf.loadchunk",
-        _ => c"",
+/// `bf_add` -> `bf.add\0`, at compile time (the keyspace event of a write
+/// command: its name in lower case).
+const fn event_name<const N: usize>(fn_name: &str) -> [u8; N] {
+    let b = fn_name.as_bytes();
+    let mut out = [0u8; N];
+    let mut i = 0;
+    while i + 1 < N && i < b.len() {
+        out[i] = if b[i] == b'_' { b'.' } else { b[i] };
+        i += 1;
     }
+    out
 }
 
 /// A command that changes its key, and one that only reads (the trampolines' `write`).
@@ -207,4 +208,13 @@ fn set_acl_categories(cmd: Command, s: &Spec) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_write_commands_event_is_its_name_in_lower_case() {
+        assert_eq!(&super::event_name::<7>("bf_add"), b"bf.add\0");
+        assert_eq!(&super::event_name::<12>("cf_insertnx"), b"cf.insertnx\0");
+    }
 }

@@ -41,16 +41,12 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use redis_module::raw;
 
 use super::alloc;
+// `bf.bloom-defrag-enabled` (valkey-bloom's name): whether the callback moves anything.
+use super::config::defrag_enabled;
 use super::ffi::api;
 use super::guard::guard;
 use super::value::FilterValue;
 use ferrobloom_core::relocate::{Pass, Relocation, Relocator};
-
-/// Whether the callback moves anything. The lead wires this to the
-/// `bf.bloom-defrag-enabled` setting (valkey-bloom's name); until then, on.
-pub fn defrag_enabled() -> bool {
-    true
-}
 
 /// Blocks at least this large are not offered (module doc).
 pub const MOVE_MAX: usize = alloc::LAZY_ZERO_MIN;

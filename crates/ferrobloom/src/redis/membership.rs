@@ -49,40 +49,35 @@ impl Probe for BloomFilter {
     }
     #[inline]
     fn prefetch(&self, h: &Self::Hash) {
-        match self {
-            BloomFilter::Chain(c) => c.prefetch(h),
-            BloomFilter::Window(w) => w.prefetch(h),
-        }
+        BloomFilter::prefetch(self, h)
     }
     #[inline]
     fn contains(&self, h: &Self::Hash) -> bool {
-        match self {
-            BloomFilter::Chain(c) => c.contains(h),
-            BloomFilter::Window(w) => w.contains(h, super::window::now_ms()),
-        }
+        self.contains_at(h, self.read_time())
     }
+    /// The server clock is read only for a filter whose answers depend on time.
     fn read_time(&self) -> u64 {
-        match self {
-            BloomFilter::Window(w) => w.read_mark(super::window::now_ms()),
-            BloomFilter::Chain(_) => 0,
+        if self.is_timed() {
+            self.read_mark(super::window::now_ms())
+        } else {
+            0
         }
     }
     #[inline]
     fn contains_at(&self, h: &Self::Hash, mark: u64) -> bool {
-        match self {
-            BloomFilter::Chain(c) => c.contains(h),
-            BloomFilter::Window(w) => w.contains_marked(h, mark),
-        }
+        self.contains_marked(h, mark)
     }
-    /// A windowed filter answers generation by generation
-    /// (`Window::contains_batch`): one bit per item.
+    /// A kind that answers a batch at once (a windowed filter, generation by
+    /// generation: `Window::contains_batch`): one bit per item.
     fn answer_batch<'a>(
         &self,
         items: impl Iterator<Item = &'a [u8]>,
         n: usize,
         mark: u64,
     ) -> Option<Result<Vec<u64>, CmdError>> {
-        let w = self.as_window()?;
+        if !self.answers_in_bulk() {
+            return None;
+        }
         let scheme = self.scheme();
         let (mut hashes, mut found) = (Vec::new(), Vec::new());
         if hashes.try_reserve_exact(n).is_err() || found.try_reserve_exact(n.div_ceil(64)).is_err()
@@ -94,7 +89,7 @@ impl Probe for BloomFilter {
         }
         hashes.extend(items.map(|i| scheme.bloom(i)));
         found.resize(n.div_ceil(64), 0);
-        w.contains_batch(&hashes, mark, &mut found);
+        self.contains_bits(&hashes, mark, &mut found);
         Some(Ok(found))
     }
 }

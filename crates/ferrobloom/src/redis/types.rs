@@ -58,14 +58,8 @@ const ENCVER_SCHEME: c_int = 6;
 const ENCVER_CHUNKS: c_int = 5;
 /// The newest RedisBloom encoding version (RedisBloom 2.x).
 const ENCVER_REDISBLOOM: c_int = 4;
-/// Scheme values of version 6.
-const SCHEME_NATIVE: u64 = 0;
-const SCHEME_REDISBLOOM: u64 = 1;
-/// A windowed Bloom filter (header `FBbw`, `core::window`): added in version 6
-/// without a new type version, so plain filters keep their payloads byte for
-/// byte and an older ferrobloom refuses a windowed payload cleanly ("unknown
-/// hash scheme 2") instead of refusing every payload of a new version.
-const SCHEME_WINDOWED: u64 = 2;
+// The scheme values of version 6 are the core's (`ferrobloom_core::payload`'s
+// `SCHEME_*`): each value says which kind's header follows.
 
 pub static BLOOM: ModuleType<BloomFilter> = ModuleType::new();
 pub static CUCKOO: ModuleType<CuckooFilter> = ModuleType::new();
@@ -116,14 +110,13 @@ fn load<T: FilterValue>(rdb: &mut RdbIn, encver: c_int) -> Result<T, String> {
     let limits = config::bloom_limits(rdb.trusted());
     let next = || rdb.buffer();
     match encver {
-        ENCVER_SCHEME => match rdb.unsigned().ok_or("truncated payload (scheme)")? {
-            SCHEME_NATIVE => load_payload_as::<T, _>(&limits, HeaderFormat::Native, next),
-            SCHEME_REDISBLOOM => load_payload_as::<T, _>(&limits, HeaderFormat::RedisBloom, next),
-            SCHEME_WINDOWED if T::WINDOWED => {
-                load_payload_as::<T, _>(&limits, HeaderFormat::Native, next)
+        ENCVER_SCHEME => {
+            let s = rdb.unsigned().ok_or("truncated payload (scheme)")?;
+            match T::scheme_format(s) {
+                Some(format) => load_payload_as::<T, _>(&limits, format, next),
+                None => Err(format!("unknown hash scheme {s}")),
             }
-            s => Err(format!("unknown hash scheme {s}")),
-        },
+        }
         ENCVER_CHUNKS => load_payload_as::<T, _>(&limits, HeaderFormat::Native, next),
         0..=ENCVER_REDISBLOOM => T::from_redisbloom_rdb(encver, rdb, &limits),
         _ => Err(format!(
@@ -178,14 +171,7 @@ fn rdb_load<T: FilterValue>(rdb: &mut RdbIn, encver: c_int) -> Option<T> {
 
 fn rdb_save<T: FilterValue>(v: &T, rdb: &mut RdbOut) {
     guard_persist("rdb_save", || {
-        let scheme = if v.is_redisbloom() {
-            SCHEME_REDISBLOOM
-        } else if v.is_windowed() {
-            SCHEME_WINDOWED
-        } else {
-            SCHEME_NATIVE
-        };
-        rdb.unsigned(scheme);
+        rdb.unsigned(v.rdb_scheme());
         rdb.buffer(&v.header());
         v.for_each_chunk(|_, data| rdb.buffer(data));
     })

@@ -33,20 +33,11 @@ pub trait FilterValue: Payload {
     fn figures(&self) -> Figures;
     /// The gauges of its type.
     fn gauges() -> &'static Gauges;
-    /// Whether the type has windowed values (RDB scheme 2).
-    const WINDOWED: bool = false;
-    fn is_windowed(&self) -> bool {
-        false
-    }
 }
 
 impl FilterValue for BloomFilter {
     const TYPE_NAME: &'static CStr = c"MBbloom--";
     const LOADCHUNK: &'static CStr = c"BF.LOADCHUNK";
-    const WINDOWED: bool = true;
-    fn is_windowed(&self) -> bool {
-        self.as_window().is_some()
-    }
     fn header(&self) -> Vec<u8> {
         self.encode_header()
     }

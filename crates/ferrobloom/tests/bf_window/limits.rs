@@ -362,3 +362,80 @@ fn window_corrupt_payloads_are_refused() {
         1
     );
 }
+
+/// BF.LOADCHUNK refuses a windowed header no command writes (a link that
+/// claims 2^49 + 25 items in the bits of 25, a capacity above BF.RESERVE's
+/// 2^30, an expansion above 32768) with RedisBloom's `ERR received bad data`,
+/// creating nothing; the true header loads, and the copy takes every later
+/// BF.ADD (a lying link was accepted, and its generation's next link then
+/// answered `ferrobloom internal error` to nearly every write).
+#[test]
+fn window_headers_no_command_writes_are_refused() {
+    let s = Server::start();
+    let mut con = s.conn();
+    let ok: String = exec(&mut con, &["BF.RESERVE", "w", "0.01", "100", "WINDOW", "1"]).unwrap();
+    assert_eq!(ok, "OK");
+    let items: Vec<String> = (0..60).map(|i| item("w", i)).collect();
+    let mut madd = vec!["BF.MADD", "w"];
+    madd.extend(items.iter().map(|s| s.as_str()));
+    exec::<Value>(&mut con, &madd).unwrap();
+    let (_, header): (i64, Vec<u8>) = redis::cmd("BF.SCANDUMP")
+        .arg("w")
+        .arg(0)
+        .query(&mut con)
+        .unwrap();
+    // The oldest generation's first link record: the fixed header (48), the
+    // generation's index and length (12), its plain header (24).
+    let link = 48 + 12 + 24;
+    let patch = |at: usize, v: &[u8]| {
+        let mut h = header.clone();
+        h[at..at + v.len()].copy_from_slice(v);
+        h
+    };
+    for (what, h) in [
+        (
+            "lying link",
+            patch(link, &((1u64 << 49) + 25).to_le_bytes()),
+        ),
+        ("capacity", patch(16, &((1u64 << 30) + 1).to_le_bytes())),
+        ("expansion", patch(32, &32769u32.to_le_bytes())),
+    ] {
+        let r: redis::RedisResult<Value> = redis::cmd("BF.LOADCHUNK")
+            .arg("bad")
+            .arg(1)
+            .arg(&h)
+            .query(&mut con);
+        assert_eq!(err_text(r), "ERR received bad data", "{what}");
+        assert_eq!(
+            exec::<i64>(&mut con, &["EXISTS", "bad"]).unwrap(),
+            0,
+            "{what}"
+        );
+    }
+    // The true header and chunks load, and the copy takes items.
+    let mut it = 0i64;
+    loop {
+        let (next, data): (i64, Vec<u8>) = redis::cmd("BF.SCANDUMP")
+            .arg("w")
+            .arg(it)
+            .query(&mut con)
+            .unwrap();
+        if next == 0 {
+            break;
+        }
+        let _: Value = redis::cmd("BF.LOADCHUNK")
+            .arg("copy")
+            .arg(next)
+            .arg(&data)
+            .query(&mut con)
+            .unwrap();
+        it = next;
+    }
+    for i in 0..400 {
+        let r: redis::RedisResult<i64> = redis::cmd("BF.ADD")
+            .arg("copy")
+            .arg(item("n", i))
+            .query(&mut con);
+        assert!(r.is_ok(), "{i}: {r:?}");
+    }
+}

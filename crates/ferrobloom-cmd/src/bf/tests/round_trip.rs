@@ -92,8 +92,8 @@ fn arbitrary_params(r: &mut Rng, max_error: f64) -> CreateParams {
         layout,
         nonscaling_growth: 2,
         opts,
-        scale_to: None,
         window_ms,
+        ..CreateParams::default()
     }
 }
 
@@ -273,7 +273,7 @@ fn reserve_args_spell_every_parameter() {
             seed: Some(*b"0123456789abcdef0123456789abcdef"),
         },
         scale_to: Some(5000),
-        window_ms: None,
+        ..CreateParams::default()
     };
     let s = |p: &CreateParams| {
         reserve_args(p)

@@ -7,7 +7,9 @@ use std::ffi::CStr;
 
 use redis_module::raw;
 
-use crate::cmd::options::{BfCommand, BfOption, ValueType, BF_OPTIONS};
+use crate::cmd::cf_options::{CfCommand, Takes, CF_OPTIONS};
+use crate::cmd::info::BF_INFO;
+use crate::cmd::options::{BfCommand, BfOption, ValueDoc, ValueType, BF_OPTIONS};
 use crate::redis::load::{DocArg, KeySpec};
 
 /// How a command uses its key (key spec flags).
@@ -37,6 +39,12 @@ pub(super) enum Kind {
     /// Stands for the documented options of the command, one argument each,
     /// in the option table's order (`crate::cmd::options::BF_OPTIONS`).
     BfOptions(BfCommand),
+    /// Stands for the documented options of a CF command, in the CF option
+    /// table's order (`crate::cmd::cf_options::CF_OPTIONS`).
+    CfOptions(CfCommand),
+    /// Stands for BF.INFO's fields, one token each, in the INFO table's order
+    /// (`crate::cmd::info::BF_INFO`).
+    BfInfoFields,
 }
 
 pub(super) const fn arg(name: &'static CStr, kind: Kind) -> Arg {
@@ -97,13 +105,53 @@ pub(super) const ITEMS: Arg = Arg {
     ..ITEM
 };
 pub(super) const ITERATOR: Arg = arg(c"iterator", INTEGER);
-/// ferrobloom's `LAYOUT classic|blocked|paired|redisbloom` (CF.RESERVE; BF's is in the option table).
-pub(super) const LAYOUT: Arg = option(c"layout", c"LAYOUT", &[arg(c"layout", STRING)]);
 
 /// BF.RESERVE's options (after `key error_rate capacity`).
 pub(super) const BF_RESERVE_OPTIONS: Arg = bf_options(BfCommand::Reserve);
 /// BF.INSERT's options (before `ITEMS`).
 pub(super) const BF_INSERT_OPTIONS: Arg = bf_options(BfCommand::Insert);
+
+/// CF.RESERVE's options (after `key capacity`).
+pub(super) const CF_RESERVE_OPTIONS: Arg = cf_options(CfCommand::Reserve);
+/// CF.INSERT[NX]'s options (before `ITEMS`).
+pub(super) const CF_INSERT_OPTIONS: Arg = cf_options(CfCommand::Insert);
+
+const fn cf_options(cmd: CfCommand) -> Arg {
+    Arg {
+        name: c"",
+        kind: Kind::CfOptions(cmd),
+        token: None,
+        flags: 0,
+        sub: &[],
+    }
+}
+
+/// BF.INFO's single fields (the alternatives of its `single_value`).
+pub(super) const BF_INFO_FIELDS: Arg = Arg {
+    name: c"",
+    kind: Kind::BfInfoFields,
+    token: None,
+    flags: 0,
+    sub: &[],
+};
+
+/// The COMMAND DOCS token of an INFO field (leaked once at load).
+fn info_field_token(keyword: &str) -> Arg {
+    let leak = |s: String| -> &'static CStr {
+        Box::leak(
+            std::ffi::CString::new(s)
+                .unwrap_or_default()
+                .into_boxed_c_str(),
+        )
+    };
+    Arg {
+        flags: 0,
+        ..token(
+            leak(keyword.to_ascii_lowercase()),
+            leak(keyword.to_string()),
+        )
+    }
+}
 
 const fn bf_options(cmd: BfCommand) -> Arg {
     Arg {
@@ -118,8 +166,14 @@ const fn bf_options(cmd: BfCommand) -> Arg {
 /// The COMMAND DOCS argument of an option of the table: a pure token for a
 /// flag, an optional `TOKEN value` block for the others.
 fn bf_option(o: &BfOption) -> DocArg {
-    match o.value {
-        None => doc_arg(&token(o.doc_name, o.token)),
+    option_arg(o.doc_name, o.token, o.value)
+}
+
+/// An option's COMMAND DOCS argument: a pure token for a flag, an optional
+/// `TOKEN value` block for the others.
+fn option_arg(doc_name: &'static CStr, tok: &'static CStr, value: Option<ValueDoc>) -> DocArg {
+    match value {
+        None => doc_arg(&token(doc_name, tok)),
         Some(v) => {
             let kind = match v.kind {
                 ValueType::Integer => INTEGER,
@@ -128,14 +182,14 @@ fn bf_option(o: &BfOption) -> DocArg {
             };
             DocArg {
                 sub: vec![doc_arg(&arg(v.name, kind))],
-                ..doc_arg(&option(o.doc_name, o.token, &[]))
+                ..doc_arg(&option(doc_name, tok, &[]))
             }
         }
     }
 }
 
-/// The documented arguments of a command, a BF command's options expanded
-/// from the option table.
+/// The documented arguments of a command, the options of BF and CF commands
+/// expanded from the option tables and BF.INFO's fields from the INFO table.
 pub(super) fn build_args(defs: &[Arg]) -> Vec<DocArg> {
     let mut v = Vec::with_capacity(defs.len());
     for d in defs {
@@ -144,6 +198,19 @@ pub(super) fn build_args(defs: &[Arg]) -> Vec<DocArg> {
             Kind::BfOptions(cmd) => {
                 for o in BF_OPTIONS.iter().filter(|o| o.takes(cmd) && o.documented) {
                     v.push(bf_option(o));
+                }
+            }
+            Kind::CfOptions(cmd) => {
+                let documented = CF_OPTIONS
+                    .iter()
+                    .filter(|o| o.taken_by(cmd) == Takes::Documented);
+                for o in documented {
+                    v.push(option_arg(o.doc_name, o.token, o.value));
+                }
+            }
+            Kind::BfInfoFields => {
+                for f in BF_INFO {
+                    v.push(doc_arg(&info_field_token(f.keyword)));
                 }
             }
         }
@@ -158,7 +225,9 @@ fn doc_arg(d: &Arg) -> DocArg {
         kind: match d.kind {
             Kind::Type(t) => t,
             // Expanded by build_args; never documented as such.
-            Kind::BfOptions(_) => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_BLOCK,
+            Kind::BfOptions(_) | Kind::CfOptions(_) | Kind::BfInfoFields => {
+                raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_BLOCK
+            }
         },
         token: d.token,
         flags: d.flags,

@@ -1,7 +1,8 @@
 //! The command table: every command's trampoline, flags, arity, key access and
-//! COMMAND DOCS (summary, complexity, arguments). BF.RESERVE's and BF.INSERT's
-//! options come from the option table, `crate::cmd::options` ([`BF_RESERVE_OPTIONS`],
-//! [`BF_INSERT_OPTIONS`]).
+//! COMMAND DOCS (summary, complexity, arguments). The options of BF.RESERVE,
+//! BF.INSERT, CF.RESERVE and CF.INSERT[NX] come from the option tables
+//! (`crate::cmd::options`, `crate::cmd::cf_options`) and BF.INFO's fields from
+//! the INFO table (`crate::cmd::info`).
 
 use std::ffi::{c_int, CStr};
 
@@ -63,9 +64,7 @@ const CF_O_NKI: &CStr =
     c"O(n * (k + i)), where n is the number of items, k is the number of sub-filters and i is maxIterations";
 const CF_INSERT_ARGS: &[Arg] = &[
     KEY,
-    option(c"capacity", c"CAPACITY", &[arg(c"capacity", INTEGER)]),
-    option(c"error", c"ERROR", &[arg(c"error", DOUBLE)]),
-    token(c"nocreate", c"NOCREATE"),
+    CF_INSERT_OPTIONS,
     Arg {
         flags: 0,
         ..token(c"items", c"ITEMS")
@@ -178,45 +177,7 @@ pub(super) static SPECS: &[Spec] = &[
                 kind: ONEOF,
                 token: None,
                 flags: OPTIONAL,
-                sub: &[
-                    Arg {
-                        flags: 0,
-                        ..token(c"capacity", c"CAPACITY")
-                    },
-                    Arg {
-                        flags: 0,
-                        ..token(c"size", c"SIZE")
-                    },
-                    Arg {
-                        flags: 0,
-                        ..token(c"filters", c"FILTERS")
-                    },
-                    Arg {
-                        flags: 0,
-                        ..token(c"items", c"ITEMS")
-                    },
-                    Arg {
-                        flags: 0,
-                        ..token(c"expansion", c"EXPANSION")
-                    },
-                    // ferrobloom's and valkey-bloom's single fields.
-                    Arg {
-                        flags: 0,
-                        ..token(c"error", c"ERROR")
-                    },
-                    Arg {
-                        flags: 0,
-                        ..token(c"tightening", c"TIGHTENING")
-                    },
-                    Arg {
-                        flags: 0,
-                        ..token(c"maxscaledcapacity", c"MAXSCALEDCAPACITY")
-                    },
-                    Arg {
-                        flags: 0,
-                        ..token(c"window", c"WINDOW")
-                    },
-                ],
+                sub: &[BF_INFO_FIELDS],
             },
         ],
     },
@@ -305,11 +266,7 @@ pub(super) static SPECS: &[Spec] = &[
         args: &[
             KEY,
             arg(c"capacity", INTEGER),
-            option(c"bucketsize", c"BUCKETSIZE", &[arg(c"bucketsize", INTEGER)]),
-            option(c"maxiterations", c"MAXITERATIONS", &[arg(c"maxiterations", INTEGER)]),
-            option(c"expansion", c"EXPANSION", &[arg(c"expansion", INTEGER)]),
-            option(c"error", c"ERROR", &[arg(c"error", DOUBLE)]),
-            LAYOUT,
+            CF_RESERVE_OPTIONS,
         ],
     },
     Spec {

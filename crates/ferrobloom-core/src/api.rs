@@ -31,9 +31,10 @@
 use std::borrow::Cow;
 
 use crate::bloom::{BloomError, Limits, MAX_LINKS_CEILING};
-use crate::cuckoo::{CuckooError, CuckooFilter, MAX_SUBFILTERS};
-use crate::filter::BloomFilter;
-use crate::hash::{HashAhead, ItemHash, LOOKAHEAD};
+use crate::cuckoo::{CuckooError, CuckooFilter, CuckooHash, MAX_SUBFILTERS};
+use crate::filter::{each_kind, BloomFilter};
+use crate::hash::ItemHash;
+use crate::kind::FilterKind;
 use crate::payload::{load_payload_as, HeaderFormat, Payload};
 
 /// Bit 62 of a live walk's SCANDUMP iterators (the same bit for windowed and
@@ -108,19 +109,11 @@ impl Scandump for BloomFilter {
     const KIND: Kind = Kind::Bloom;
 
     fn scandump(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
-        if iter == 0 {
-            return Some((1, Cow::Owned(self.encode_header())));
-        }
-        // The server's iterators (a window's name their generation).
-        self.scandump_walk(iter)
-            .ok()
-            .flatten()
-            .map(|(n, d)| (n, Cow::Borrowed(d)))
+        each_kind!(self, k => k.walk_reply(iter))
     }
 
-    fn for_each_dump_chunk(&self, mut f: impl FnMut(i64, &[u8])) {
-        f(1, &self.encode_header());
-        self.for_each_chunk(f)
+    fn for_each_dump_chunk(&self, f: impl FnMut(i64, &[u8])) {
+        each_kind!(self, k => k.dump_all(f))
     }
 }
 
@@ -128,14 +121,11 @@ impl Scandump for CuckooFilter {
     const KIND: Kind = Kind::Cuckoo;
 
     fn scandump(&self, iter: i64) -> Option<(i64, Cow<'_, [u8]>)> {
-        // The server's iterators (they carry the filter's move count once
-        // fingerprints moved).
-        self.walk_chunk(iter).ok().flatten()
+        self.walk_reply(iter)
     }
 
-    fn for_each_dump_chunk(&self, mut f: impl FnMut(i64, &[u8])) {
-        f(1, &self.encode_header());
-        self.for_each_chunk(f)
+    fn for_each_dump_chunk(&self, f: impl FnMut(i64, &[u8])) {
+        self.dump_all(f)
     }
 }
 
@@ -277,41 +267,31 @@ impl BloomFilter {
     /// [`write_time`]: crate::window::Window::write_time
     pub fn add_item(&mut self, item: &[u8], now_ms: u64, limits: &Limits) -> AddResult {
         let h = self.hash(item);
-        match self {
-            BloomFilter::Chain(c) => c.add(&h, limits),
-            BloomFilter::Window(w) => {
-                let now = w.write_time(now_ms);
-                w.add(&h, now, limits).map(|a| a.is_new())
-            }
-        }
+        each_kind!(self, k => {
+            let now = k.write_time(now_ms);
+            k.add_hash(&h, now, limits)
+        })
     }
 
-    /// The filter's time for a write at clock time `now_ms` (a windowed
-    /// filter's [`write_time`](crate::window::Window::write_time); `now_ms`
-    /// for a plain chain, which has no time).
-    fn write_time(&mut self, now_ms: u64) -> u64 {
-        match self {
-            BloomFilter::Window(w) => w.write_time(now_ms),
-            BloomFilter::Chain(_) => now_ms,
-        }
+    /// Adds an item already hashed with this filter's [`scheme`](Self::scheme)
+    /// at the filter's time `now_ms` (windowed filters only; unlike
+    /// [`add_item`](Self::add_item), the clock rule is the caller's):
+    /// `BF.ADD`'s answer.
+    pub fn add_hash(&mut self, h: &ItemHash, now_ms: u64, limits: &Limits) -> AddResult {
+        each_kind!(self, k => k.add_hash(h, now_ms, limits))
     }
 
     /// [`Payload::anchor_clock`](crate::payload::Payload::anchor_clock): what
     /// a server does to a windowed filter it loads, at clock time `now_ms`.
     pub fn anchor_clock(&mut self, now_ms: u64) {
-        if let BloomFilter::Window(w) = self {
-            w.anchor(now_ms);
-        }
+        each_kind!(self, k => k.anchor_to(now_ms))
     }
 
     /// Whether the item may have been added (for a windowed filter: within the
     /// window at `now_ms`), `BF.EXISTS`'s answer.
     pub fn contains_item(&self, item: &[u8], now_ms: u64) -> bool {
         let h = self.hash(item);
-        match self {
-            BloomFilter::Chain(c) => c.contains(&h),
-            BloomFilter::Window(w) => w.contains(&h, now_ms),
-        }
+        self.contains_marked(&h, self.read_mark(now_ms))
     }
 
     /// Adds items in order at clock time `now_ms` (as [`add_item`](Self::add_item)),
@@ -325,27 +305,15 @@ impl BloomFilter {
         now_ms: u64,
         limits: &Limits,
     ) -> Vec<AddResult> {
-        let mut out = Vec::new();
-        let scheme = self.scheme();
-        let now_ms = self.write_time(now_ms);
-        let mut ahead = HashAhead::new(items.into_iter(), |i| scheme.bloom(i));
-        loop {
-            let next = match self {
-                BloomFilter::Chain(c) => ahead.next_with(|h| c.prefetch(h)),
-                BloomFilter::Window(w) => ahead.next_with(|h| w.prefetch(h)),
-            };
-            let Some(h) = next else { break };
-            let r = match self {
-                BloomFilter::Chain(c) => c.add(&h, limits),
-                BloomFilter::Window(w) => w.add(&h, now_ms, limits).map(|a| a.is_new()),
-            };
-            let full = r == Err(BloomError::Full);
-            out.push(r);
-            if full {
-                break;
-            }
-        }
-        out
+        let items = items.into_iter();
+        each_kind!(self, k => {
+            let now_ms = k.write_time(now_ms);
+            k.add_stream(
+                items,
+                |k, h| k.add_hash(h, now_ms, limits),
+                |r| *r == Err(BloomError::Full),
+            )
+        })
     }
 
     /// `BF.MEXISTS`'s reply: whether each item may have been added.
@@ -354,37 +322,20 @@ impl BloomFilter {
         items: impl IntoIterator<Item = &'a [u8]>,
         now_ms: u64,
     ) -> Vec<bool> {
-        let scheme = self.scheme();
-        let mut ahead = HashAhead::new(items.into_iter(), |i| scheme.bloom(i));
-        let mut out = Vec::new();
-        match self {
-            BloomFilter::Chain(c) => {
-                while let Some(h) = ahead.next_with(|h| c.prefetch(h)) {
-                    out.push(c.contains(&h));
-                }
-            }
-            BloomFilter::Window(w) => {
-                let mark = w.read_mark(now_ms);
-                while let Some(h) = ahead.next_with(|h| w.prefetch(h)) {
-                    out.push(w.contains_marked(&h, mark));
-                }
-            }
-        }
-        out
+        let mark = self.read_mark(now_ms);
+        each_kind!(self, k => k.contains_stream(items.into_iter(), mark))
     }
-}
 
-impl BloomFilter {
     /// [`add_items`](Self::add_items) for items already hashed with this
     /// filter's [`scheme`](Self::scheme) (a caller that reads items from
     /// memory it cannot keep, such as the Python package hashing straight from
     /// Python's buffers, hashes first and adds later). The results are appended
     /// to `out`, ending after a "full" error as `add_items`' do; the filter
-    /// lines of the hashes [`LOOKAHEAD`] ahead are prefetched (for a classic
-    /// filter below [`PREFETCH_FROM`](crate::bloom::PREFETCH_FROM) bytes,
-    /// none). A filter of one link tests and sets each item in one pass, in a
-    /// loop of its layout that prefetches a group of items at a time
-    /// (`BloomChain::add_batch`).
+    /// lines of the hashes [`LOOKAHEAD`](crate::hash::LOOKAHEAD) ahead are
+    /// prefetched (for a classic filter below
+    /// [`PREFETCH_FROM`](crate::bloom::PREFETCH_FROM) bytes, none). A filter of
+    /// one link tests and sets each item in one pass, in a loop of its layout
+    /// that prefetches a group of items at a time (`BloomChain::add_batch`).
     pub fn add_hashes(
         &mut self,
         hashes: &[ItemHash],
@@ -393,29 +344,10 @@ impl BloomFilter {
         out: &mut Vec<AddResult>,
     ) {
         out.reserve(hashes.len());
-        let now_ms = self.write_time(now_ms);
-        match self {
-            BloomFilter::Chain(c) => {
-                let ahead = c.prefetch_distance();
-                c.add_batch(hashes, ahead, limits, out)
-            }
-            BloomFilter::Window(w) => {
-                for h in hashes.iter().take(LOOKAHEAD) {
-                    w.prefetch(h);
-                }
-                for (i, h) in hashes.iter().enumerate() {
-                    if let Some(a) = hashes.get(i + LOOKAHEAD) {
-                        w.prefetch(a);
-                    }
-                    let r = w.add(h, now_ms, limits).map(|a| a.is_new());
-                    let full = r == Err(BloomError::Full);
-                    out.push(r);
-                    if full {
-                        break;
-                    }
-                }
-            }
-        }
+        each_kind!(self, k => {
+            let now_ms = k.write_time(now_ms);
+            k.add_hashes(hashes, now_ms, limits, out)
+        })
     }
 
     /// [`contains_items`](Self::contains_items) for items already hashed with
@@ -425,21 +357,8 @@ impl BloomFilter {
     /// `BloomChain::contains_batch`).
     pub fn contains_hashes(&self, hashes: &[ItemHash], now_ms: u64, out: &mut Vec<bool>) {
         out.reserve(hashes.len());
-        match self {
-            BloomFilter::Chain(c) => c.contains_batch(hashes, c.prefetch_distance(), out),
-            BloomFilter::Window(w) => {
-                let mark = w.read_mark(now_ms);
-                for h in hashes.iter().take(LOOKAHEAD) {
-                    w.prefetch(h);
-                }
-                for (i, h) in hashes.iter().enumerate() {
-                    if let Some(a) = hashes.get(i + LOOKAHEAD) {
-                        w.prefetch(a);
-                    }
-                    out.push(w.contains_marked(h, mark));
-                }
-            }
-        }
+        let mark = self.read_mark(now_ms);
+        each_kind!(self, k => k.contains_hashes(hashes, mark, out))
     }
 }
 
@@ -451,29 +370,19 @@ pub fn cuckoo_insert_items<'a>(
     nx: bool,
     limits: &Limits,
 ) -> Vec<Result<bool, CuckooError>> {
-    let rb = f.is_redisbloom();
-    let mut ahead = HashAhead::new(items.into_iter(), |i| crate::cuckoo::hash_for(rb, i));
-    let mut out = Vec::new();
-    while let Some(h) = ahead.next_with(|h| f.prefetch(h)) {
-        out.push(if nx {
-            f.insert_unique(&h, limits.max_filters, limits.max_bytes)
+    let add = |f: &mut CuckooFilter, h: &CuckooHash| {
+        if nx {
+            f.insert_unique(h, limits.max_filters, limits.max_bytes)
         } else {
-            f.insert(&h, limits.max_filters, limits.max_bytes)
-                .map(|()| true)
-        });
-    }
-    out
+            f.add_hash(h, 0, limits)
+        }
+    };
+    f.add_stream(items.into_iter(), add, |_| false)
 }
 
 impl CuckooFilter {
     /// `CF.MEXISTS`'s reply: whether each item may have been added.
     pub fn contains_items<'a>(&self, items: impl IntoIterator<Item = &'a [u8]>) -> Vec<bool> {
-        let rb = self.is_redisbloom();
-        let mut ahead = HashAhead::new(items.into_iter(), |i| crate::cuckoo::hash_for(rb, i));
-        let mut out = Vec::new();
-        while let Some(h) = ahead.next_with(|h| self.prefetch(h)) {
-            out.push(self.contains(&h));
-        }
-        out
+        self.contains_stream(items.into_iter(), 0)
     }
 }
