@@ -31,7 +31,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 .PHONY: help deps peers build test run lint clippy fmt fmt-check clean bench fuzz stress
 
 help:
-	@echo "targets: deps build test run lint clippy fmt fmt-check clean bench fuzz stress java java-test python-test"
+	@echo "targets: deps build test run lint clippy ruff fmt fmt-check clean bench fuzz stress java java-test python-test"
 	@echo "CARGO_TARGET_DIR=$(CARGO_TARGET_DIR) TEST_TARGET_DIR=$(TEST_TARGET_DIR)"
 
 # Installs only what is missing; silent when everything is present.
@@ -134,14 +134,15 @@ test: deps peers
 # Built in $(TEST_TARGET_DIR)-python, where crates/ferrobloom/tests/bf_window_cluster.rs builds it too (one
 # build per change instead of two).
 PY_VENV ?= $(HOME)/.cache/ferrobloom-pyvenv
-.PHONY: python-test
-python-test:
-	@set -e; \
-	if [ ! -x $(PY_VENV)/bin/python ]; then \
+.PHONY: python-test py-venv
+py-venv:
+	@if [ ! -x $(PY_VENV)/bin/python ]; then \
 	  $(PYTHON) -m venv $(PY_VENV) 2>/dev/null || { rm -rf $(PY_VENV); \
 	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null && \
 	    $(PYTHON) -m venv $(PY_VENV); }; \
-	fi; \
+	fi
+python-test: py-venv
+	@set -e; \
 	$(PY_VENV)/bin/pip install --quiet --disable-pip-version-check maturin pytest redis hypothesis; \
 	CARGO_TARGET_DIR=$(TEST_TARGET_DIR)-python $(PY_VENV)/bin/pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python; \
 	so=$(TEST_TARGET_DIR)/release/deps/$(MODULE_NAME); \
@@ -224,9 +225,17 @@ run: deps build
 
 # The style gate (a step of `make test`, so of CI): rustfmt and clippy with warnings as
 # errors on every workspace member, the Python binding included, with and without the
-# test-only feature.
-.PHONY: lint
-lint: fmt-check clippy
+# test-only feature; ruff on every Python file (pyflakes-level rules, ruff.toml), from
+# the venv python-test uses.
+.PHONY: lint ruff
+lint: fmt-check clippy ruff
+
+RUFF_VERSION ?= 0.17.5
+ruff: py-venv
+	@echo "=== make lint: ruff (Python) ==="
+	@$(PY_VENV)/bin/ruff --version 2>/dev/null | grep -qx "ruff $(RUFF_VERSION)" || \
+	  $(PY_VENV)/bin/pip install --quiet --disable-pip-version-check ruff==$(RUFF_VERSION)
+	$(PY_VENV)/bin/ruff check --no-cache .
 
 clippy:
 	@echo "=== make lint: clippy (every workspace member) ==="

@@ -22,7 +22,6 @@ pybloomfiltermmap3 num_bits/8, ferrobloom INFO Size)."""
 import argparse
 import gc
 import json
-import os
 import statistics
 import sys
 import time

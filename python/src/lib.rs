@@ -225,6 +225,8 @@ fn hash_item<H>(
         let p = unsafe { PyUnicode_AsUTF8AndSize(obj.as_ptr(), &mut n) };
         if !p.is_null() {
             if let Ok(n) = usize::try_from(n) {
+                // SAFETY: `p` (not null) points to the str's `n` UTF-8 bytes,
+                // valid while `obj` lives and no Python code runs (as above).
                 let s = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) };
                 return Ok(hash(s));
             }

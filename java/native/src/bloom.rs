@@ -100,7 +100,7 @@ pub extern "system" fn Java_io_ferrobloom_Native_bfAdd<'l>(
         let added = with_item(env, &item, |item| {
             s.with_mut(|f| {
                 // The clock is read for windowed filters only.
-                let now = if f.as_window().is_some() { now_ms() } else { 0 };
+                let now = if f.is_timed() { now_ms() } else { 0 };
                 f.add_item(item, now, &SERVER_DEFAULT_LIMITS)
                     .map_err(|err| insert_error(&err))
             })
@@ -159,10 +159,7 @@ pub extern "system" fn Java_io_ferrobloom_Native_bfContains<'l>(
         let s = slot::<Core>(h)?;
         let found = with_item(env, &item, |item| {
             s.with(|f| {
-                let now = match f.as_window() {
-                    Some(_) => at(at_ms),
-                    None => 0,
-                };
+                let now = if f.is_timed() { at(at_ms) } else { 0 };
                 Ok(f.contains_item(item, now))
             })
         })?;
@@ -196,10 +193,7 @@ pub extern "system" fn Java_io_ferrobloom_Native_bfContainsAll<'l>(
 
 /// `BF.CARD`: items added (a windowed filter: within the live window).
 fn items_of(f: &Core) -> u64 {
-    match f {
-        Core::Window(w) => w.items_at(now_ms()),
-        Core::Chain(c) => c.items(),
-    }
+    f.live_items(if f.is_timed() { now_ms() } else { 0 })
 }
 
 #[no_mangle]
@@ -217,7 +211,7 @@ pub extern "system" fn Java_io_ferrobloom_Native_bfInfo<'l>(
                 f.link_count() as i64,
                 items_of(f) as i64,
                 f.expansion().map_or(-1, i64::from),
-                f.as_window().map_or(-1, |w| w.window_ms() as i64),
+                f.window_ms().map_or(-1, |ms| ms as i64),
             ])
         })?;
         Ok(longs(env, &v)?.into_raw())
@@ -242,16 +236,7 @@ pub extern "system" fn Java_io_ferrobloom_Native_bfLayout<'l>(
     h: jlong,
 ) -> jstring {
     guard(&mut env, std::ptr::null_mut(), |env| {
-        let name = slot::<Core>(h)?.with(|f| {
-            Ok(match f {
-                Core::Chain(c) if c.is_redisbloom() => "redisbloom",
-                Core::Chain(c) => c
-                    .links()
-                    .first()
-                    .map_or("classic", |l| l.shape().layout.name()),
-                Core::Window(w) => w.layout().name(),
-            })
-        })?;
+        let name = slot::<Core>(h)?.with(|f| Ok(f.layout_name()))?;
         Ok(env.new_string(name)?.into_raw())
     })
 }

@@ -2,7 +2,7 @@
 //! reply. Every handler returns `Err(CmdError)` for an error reply; the command
 //! trampoline (crate::redis::commands) sends it.
 
-use super::api::{Args, Ctx, Key, KeyState, Lookup};
+use super::api::{Args, Ctx, Key, KeyState, Lookup, RStr};
 use super::config::{bloom_defaults, bloom_limits};
 use super::handler::{
     check_items, key_name, note_beyond_client_limits, origin, replicate_reserve, CmdResult,
@@ -216,12 +216,7 @@ fn shapes_head(blob: &[u8]) -> [&[u8]; 4] {
 
 /// Replicates an add: the explicit creation first if the command created the
 /// filter, then the command itself if it changed anything.
-fn replicate_add(
-    ctx: Ctx,
-    name: *mut redis_module::raw::RedisModuleString,
-    created: Option<CreateParams>,
-    changed: bool,
-) {
+fn replicate_add(ctx: Ctx, name: RStr, created: Option<CreateParams>, changed: bool) {
     if let Some(p) = created {
         replicate_reserve(ctx, name, &p);
     }

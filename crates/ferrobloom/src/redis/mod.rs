@@ -14,7 +14,9 @@ pub mod ffi;
 pub mod guard;
 pub mod handler;
 pub mod info;
+pub mod io;
 pub mod key;
+pub mod load;
 pub mod membership;
 pub mod merge;
 pub mod reclaim;
@@ -26,11 +28,10 @@ pub mod types;
 pub mod value;
 pub mod window;
 
-use redis_module::raw;
-
 /// Everything OnLoad does after `RedisModule_Init`. An `Err` refuses the load
 /// (the message goes to the server log).
-pub fn on_load(ctx: *mut raw::RedisModuleCtx, args: &[&[u8]]) -> Result<(), String> {
+pub fn on_load(ctx: &redis_module::Context, args: &[&[u8]]) -> Result<(), String> {
+    let ctx = load::LoadCtx::new(ctx);
     guard::record_main_pid();
     server::declare_options(ctx);
     config::apply_module_args(args)?;
@@ -39,8 +40,7 @@ pub fn on_load(ctx: *mut raw::RedisModuleCtx, args: &[&[u8]]) -> Result<(), Stri
     commands::register(ctx)?;
     info::register(ctx);
     trust::watch_trust(ctx);
-    ffi::log(
-        ctx,
+    ctx.log(
         c"notice",
         &format!(
             "ferrobloom {} loaded (module 'bf', API level {})",

@@ -20,9 +20,7 @@
 
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 
-use redis_module::raw;
-
-use super::api::{api, Args, Ctx};
+use super::api::{Args, Ctx, RStr};
 
 use super::config::bloom_limits;
 use super::handler::{replicate_reserve, CmdResult};
@@ -38,12 +36,7 @@ static CLOCK_OFFSET_MS: AtomicI64 = AtomicI64::new(0);
 
 /// The server time in milliseconds since the Unix epoch (plus the test offset).
 pub fn now_ms() -> u64 {
-    let ms = match api!(RedisModule_Milliseconds) {
-        // SAFETY: no arguments; callable from any command.
-        Some(f) => unsafe { f() },
-        None => 0,
-    };
-    let ms = ms.saturating_add(CLOCK_OFFSET_MS.load(Relaxed));
+    let ms = super::ffi::milliseconds().saturating_add(CLOCK_OFFSET_MS.load(Relaxed));
     u64::try_from(ms).unwrap_or(0)
 }
 
@@ -70,7 +63,7 @@ pub fn clock(ctx: Ctx, args: Args) -> CmdResult {
 pub fn add(
     ctx: Ctx,
     args: &Args,
-    name: *mut raw::RedisModuleString,
+    name: RStr,
     w: &mut Window,
     items_from: usize,
     created: Option<CreateParams>,
