@@ -29,8 +29,7 @@ pub fn finish(ctx: Ctx, plan: Option<ShapePlan>) -> Option<Vec<u8>> {
     if plan.diverged() {
         static LOGGED: AtomicBool = AtomicBool::new(false);
         if !LOGGED.swap(true, Relaxed) {
-            super::ffi::log(
-                ctx.ptr,
+            ctx.log(
                 c"warning",
                 "ferrobloom: a write from the primary or the AOF carried link shapes this \
                  server could not take; it sized those links itself (the replica may differ \
