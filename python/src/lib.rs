@@ -353,11 +353,12 @@ fn _ferrobloom(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(file_kind, m)?)?;
     m.add_function(wrap_pyfunction!(walk_budget, m)?)?;
     m.add("FILE_FORMAT_VERSION", ferrobloom_core::file::VERSION)?;
-    // The creation options (keyword, constructor keyword or None), from the
-    // command layer's option tables: tests check every binding against them.
+    // The creation options a client may send (keyword, constructor keyword or
+    // None), from the command layer's option tables: tests check every binding
+    // against them. Options only a primary sends (`SHAPES`) are not a binding's.
     let bf: Vec<(String, Option<&str>)> = cmd::options::BF_OPTIONS
         .iter()
-        .filter(|o| o.reserve)
+        .filter(|o| o.reserve && o.documented)
         .map(|o| (o.token.to_string_lossy().into_owned(), o.binding))
         .collect();
     m.add("BF_RESERVE_OPTIONS", bf)?;
