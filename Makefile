@@ -18,6 +18,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 
 CARGO  ?= cargo
 PYTHON ?= python3
+MVN    ?= mvn
 
 MODULE_NAME  := libferrobloom.so
 MODULE_BUILT := $(CARGO_TARGET_DIR)/release/$(MODULE_NAME)
@@ -30,7 +31,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 .PHONY: help deps peers build test run lint clippy fmt fmt-check clean bench fuzz stress
 
 help:
-	@echo "targets: deps build test run lint clippy fmt fmt-check clean bench fuzz stress"
+	@echo "targets: deps build test run lint clippy ruff fmt fmt-check clean bench fuzz stress java java-test python-test"
 	@echo "CARGO_TARGET_DIR=$(CARGO_TARGET_DIR) TEST_TARGET_DIR=$(TEST_TARGET_DIR)"
 
 # Installs only what is missing; silent when everything is present.
@@ -43,6 +44,11 @@ deps:
 	  echo "deps: installing$$missing"; \
 	  $(SUDO) apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+	@if ! command -v $(MVN) >/dev/null || ! command -v javac >/dev/null; then \
+	  echo "deps: installing Maven and a JDK 17 (the Java library, java/)"; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends maven openjdk-17-jdk-headless >/dev/null; \
 	fi
 	@if ! $(PYTHON) -c 'import redis' 2>/dev/null; then \
 	  echo "deps: installing the Python redis package"; \
@@ -80,11 +86,23 @@ build:
 TEST_SERVERS ?= redis valkey8 valkey9 redis8
 TESTS_NOT_ON_VALKEY8 ?= migration cluster bf_window_cluster
 ALL_TESTS := $(sort $(basename $(notdir $(wildcard crates/ferrobloom/tests/*.rs))) $(patsubst crates/ferrobloom/tests/%/main.rs,%,$(wildcard crates/ferrobloom/tests/*/main.rs)))
+# crates/ferrobloom/tests/upgrade.rs runs replicas and AOF replays across two builds
+# whose sizing rules differ: the second is built with the test-only
+# `sizing-variant` feature into its own target dir, and its path passed in
+# FERROBLOOM_VARIANT_MODULE (the test fails when that file is missing).
+VARIANT_TARGET_DIR ?= $(TEST_TARGET_DIR)-variant
+VARIANT_MODULE := $(VARIANT_TARGET_DIR)/release/$(MODULE_NAME)
+export FERROBLOOM_VARIANT_MODULE := $(VARIANT_MODULE)
 CARGO_TEST := CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) test --release --features ferrobloom/fault-injection
+
+.PHONY: variant-module
+variant-module:
+	CARGO_TARGET_DIR=$(VARIANT_TARGET_DIR) $(CARGO) build --release -p ferrobloom --features ferrobloom/fault-injection,ferrobloom/sizing-variant
 
 test: deps peers
 	@$(PYTHON) scripts/check-structure.py
 	@$(MAKE) --no-print-directory lint
+	@$(MAKE) --no-print-directory variant-module
 	@set -e; total=$$(date +%s); for srv in $(TEST_SERVERS); do \
 	  start=$$(date +%s); \
 	  if [ $$srv = redis ]; then \
@@ -106,6 +124,7 @@ test: deps peers
 	done; \
 	echo "=== make test: all servers passed in $$(( $$(date +%s) - total )) s ==="
 	@$(MAKE) --no-print-directory python-test
+	@$(MAKE) --no-print-directory java-test
 	@$(MAKE) --no-print-directory dist-check
 
 # The Python package (python/, issue 29): `pip install ./python` into a venv outside the clone
@@ -115,14 +134,15 @@ test: deps peers
 # Built in $(TEST_TARGET_DIR)-python, where crates/ferrobloom/tests/bf_window_cluster.rs builds it too (one
 # build per change instead of two).
 PY_VENV ?= $(HOME)/.cache/ferrobloom-pyvenv
-.PHONY: python-test
-python-test:
-	@set -e; \
-	if [ ! -x $(PY_VENV)/bin/python ]; then \
+.PHONY: python-test py-venv
+py-venv:
+	@if [ ! -x $(PY_VENV)/bin/python ]; then \
 	  $(PYTHON) -m venv $(PY_VENV) 2>/dev/null || { rm -rf $(PY_VENV); \
 	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null && \
 	    $(PYTHON) -m venv $(PY_VENV); }; \
-	fi; \
+	fi
+python-test: py-venv
+	@set -e; \
 	$(PY_VENV)/bin/pip install --quiet --disable-pip-version-check maturin pytest redis hypothesis; \
 	CARGO_TARGET_DIR=$(TEST_TARGET_DIR)-python $(PY_VENV)/bin/pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python; \
 	so=$(TEST_TARGET_DIR)/release/deps/$(MODULE_NAME); \
@@ -130,7 +150,47 @@ python-test:
 	echo "=== make test: Python package (python/tests) ==="; \
 	FERROBLOOM_MODULE=$$so $(PY_VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests
 
-# Release artifact: dist/ferrobloom-<version>-linux-<arch>.tar.gz (+ .sha256): the module
+# The Java library (java/): the JNI library (java/native, ferrobloom-jni) built in release and
+# stripped of debug info, then the Maven project packaged with it inside the jar
+# (/native/linux-x86_64/), tests
+# skipped (they need servers: `make java-test`). `mvn -f java install` after `make java` puts
+# it in ~/.m2 as io.ferrobloom:ferrobloom.
+JAVA_JAR := java/target/ferrobloom-$(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1).jar
+.PHONY: java java-test
+java: deps
+	$(CARGO) build --release -p ferrobloom-jni
+	@mkdir -p $(CARGO_TARGET_DIR)/java-native
+	objcopy --strip-debug $(CARGO_TARGET_DIR)/release/libferrobloom_jni.so $(CARGO_TARGET_DIR)/java-native/libferrobloom_jni.so
+	cd java && $(MVN) -q -B --no-transfer-progress package -DskipTests \
+	  -Dferrobloom.native.dir=$(CARGO_TARGET_DIR)/java-native
+	@echo "jar: $(CURDIR)/$(JAVA_JAR)"
+
+# The Java library's tests (JUnit 5 through Maven Surefire, java/src/test): the JNI library
+# built in $(TEST_TARGET_DIR) with its fault-injection feature (a deliberate panic), the module `make test` built, and
+# real servers the tests start: Redis 7.0 (redis-server), Valkey 9.1.2 and Redis 8.2.3 from
+# `scripts/peers.sh` (JAVA_TEST_SERVERS picks them), and RedisBloom 2.8.2 when peers.sh
+# fetches it (its tests are skipped otherwise). Maven fetches its plugins and test
+# dependencies into ~/.m2 on the first run and works offline from then on.
+JAVA_TEST_SERVERS ?= valkey9 redis8
+java-test:
+	@set -e; \
+	CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) build --release -p ferrobloom-jni --features fault-injection; \
+	so=$(TEST_TARGET_DIR)/release/deps/$(MODULE_NAME); \
+	[ -f $$so ] || { CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) build --release --features ferrobloom/fault-injection; so=$(TEST_TARGET_DIR)/release/$(MODULE_NAME); }; \
+	servers=redis-server; \
+	for p in $(JAVA_TEST_SERVERS); do \
+	  bin=$$(scripts/peers.sh $$p 2>/dev/null | sed -n "s/^$$p=//p"); \
+	  if [ -z "$$bin" ]; then echo "=== make test: $$p not available (scripts/peers.sh $$p failed) ===" >&2; exit 1; fi; \
+	  servers="$$servers,$$bin"; \
+	done; \
+	rb=$$(scripts/peers.sh redisbloom 2>/dev/null | sed -n 's/^redisbloom=//p'); \
+	echo "=== make test: Java library (java/, servers: $$servers$${rb:+, RedisBloom: $$rb}) ==="; \
+	cd java && $(MVN) -B --no-transfer-progress test \
+	  -Dferrobloom.native.dir=$(TEST_TARGET_DIR)/release \
+	  -Dferrobloom.module=$$so -Dferrobloom.servers=$$servers -Dferrobloom.redisbloom=$$rb
+
+# Release artifacts: the Java library's jar, dist/ferrobloom-<version>.jar (+ .sha256, `make
+# java`), and dist/ferrobloom-<version>-linux-<arch>.tar.gz (+ .sha256): the module
 # built without the fault-injection feature in CARGO_TARGET_DIR (never TEST_TARGET_DIR, whose
 # .so the integration tests load) and stripped of debug info, redis.conf.example (loading
 # ./libferrobloom.so), README.md, LICENSE and SHA256SUMS. `make dist-check` (the last step of
@@ -150,6 +210,10 @@ dist:
 	(cd $(DIST_DIR) && sha256sum $(DIST_NAME).tar.gz > $(DIST_NAME).tar.gz.sha256); \
 	rm -rf "$$stage"; \
 	echo "dist: $(DIST_DIR)/$(DIST_NAME).tar.gz ($$(du -k $(DIST_DIR)/$(DIST_NAME).tar.gz | cut -f1) KiB)"
+	@$(MAKE) --no-print-directory java
+	@cp -f $(JAVA_JAR) $(DIST_DIR)/ferrobloom-$(DIST_VERSION).jar
+	@(cd $(DIST_DIR) && sha256sum ferrobloom-$(DIST_VERSION).jar > ferrobloom-$(DIST_VERSION).jar.sha256)
+	@echo "dist: $(DIST_DIR)/ferrobloom-$(DIST_VERSION).jar ($$(du -k $(DIST_DIR)/ferrobloom-$(DIST_VERSION).jar | cut -f1) KiB)"
 dist-check: dist
 	@scripts/dist-check.sh $(DIST_DIR)/$(DIST_NAME).tar.gz
 
@@ -161,9 +225,17 @@ run: deps build
 
 # The style gate (a step of `make test`, so of CI): rustfmt and clippy with warnings as
 # errors on every workspace member, the Python binding included, with and without the
-# test-only feature.
-.PHONY: lint
-lint: fmt-check clippy
+# test-only feature; ruff on every Python file (pyflakes-level rules, ruff.toml), from
+# the venv python-test uses.
+.PHONY: lint ruff
+lint: fmt-check clippy ruff
+
+RUFF_VERSION ?= 0.17.5
+ruff: py-venv
+	@echo "=== make lint: ruff (Python) ==="
+	@$(PY_VENV)/bin/ruff --version 2>/dev/null | grep -qx "ruff $(RUFF_VERSION)" || \
+	  $(PY_VENV)/bin/pip install --quiet --disable-pip-version-check ruff==$(RUFF_VERSION)
+	$(PY_VENV)/bin/ruff check --no-cache .
 
 clippy:
 	@echo "=== make lint: clippy (every workspace member) ==="
@@ -179,7 +251,7 @@ fmt-check:
 
 clean:
 	$(CARGO) clean
-	rm -rf target run
+	rm -rf target run java/target
 
 # The python part runs in a venv outside the clone (PY_BENCH_VENV) holding the package and its
 # peers from PyPI (rbloom, fastbloom-rs, pybloomfiltermmap3): make bench BENCH_ARGS="--parts python".

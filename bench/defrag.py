@@ -23,7 +23,6 @@ Usage: python3 bench/defrag.py --server <redis-server 8.2.3> --module <libferrob
        [--seconds 30] [--out bench/results/defrag.md]
 """
 import argparse
-import os
 import random
 import socket
 import subprocess

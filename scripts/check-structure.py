@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""The two structure rules of docs/design.md, checked on every `make test`:
+"""The structure rules of docs/design.md, checked on every `make test`:
 
-1. no Rust source file over 800 lines (tests count when they live in the file);
-2. no import circle between files.
+1. no Rust, Python or Java source file over 800 lines (tests count when they
+   live in the file; Python: python/, bench/, scripts/, examples/, tests/; Java: the
+   Java library's java/src);
+2. no import circle between Rust files;
+3. `unsafe` only in the FFI wrapper files of each crate ([`UNSAFE_ALLOWED`]).
 
 Files and modules: each crate's `src/` (and `tests/`, `examples/`, which only
 import) is read; a file is one module (`a/b.rs` and `a/b/mod.rs` are `a::b`,
@@ -25,10 +28,47 @@ CRATES = {  # crate name as used in paths -> its src dir
     "ferrobloom": os.path.join(ROOT, "crates", "ferrobloom", "src"),
     "ferrobloom_cmd": os.path.join(ROOT, "crates", "ferrobloom-cmd", "src"),
     "ferrobloom_core": os.path.join(ROOT, "crates", "ferrobloom-core", "src"),
+    "ferrobloom_jni": os.path.join(ROOT, "java", "native", "src"),
 }
 # Crates whose names other crates use in paths (`ferrobloom_cmd::x`, `ferrobloom_core::x`).
 EXTERN = ("ferrobloom_core", "ferrobloom_cmd")
 EXTRA_DIRS = ["crates/ferrobloom/tests", "crates/ferrobloom-core/examples", "crates/ferrobloom-core/tests", "python/src", "fuzz/fuzz_targets"]
+# Python sources under the same 800-line rule.
+PYTHON_DIRS = ["python", "bench", "scripts", "examples", "tests"]
+# The only Rust files that may contain `unsafe` (outside comments), per crate
+# (docs/design.md, "Unsafe code"). Everything else is safe Rust.
+UNSAFE_ALLOWED = {
+    # The module: its FFI wrappers (raw API access, a command's context, typed
+    # keys, the callbacks' IO, the load context, the allocator, defragmentation).
+    "crates/ferrobloom": [
+        "src/redis/ffi.rs",
+        "src/redis/ctx.rs",
+        "src/redis/key.rs",
+        "src/redis/io.rs",
+        "src/redis/load.rs",
+        "src/redis/alloc.rs",
+        "src/redis/defrag.rs",
+    ],
+    # The core: zeroed and cache-line-aligned allocations and their byte views,
+    # the POPCNT path of BF.MERGE, relocation for active defragmentation, and
+    # the test allocators.
+    "crates/ferrobloom-core": [
+        "src/bits.rs",
+        "src/bloom/merge.rs",
+        "src/cuckoo/table.rs",
+        "src/relocate.rs",
+        "src/tests/file_stream.rs",
+        "src/tests/relocate.rs",
+        "examples/common/bench.rs",
+    ],
+    "crates/ferrobloom-cmd": [],
+    # The Python binding: borrowed str/bytes views without a copy, and its
+    # global allocator.
+    "python": ["src/lib.rs", "src/alloc.rs"],
+    # The Java library's JNI layer: its one wrapper of the JNI calls.
+    "java/native": ["src/ffi.rs"],
+    "fuzz": [],
+}
 
 
 def module_of(crate, src, path):
@@ -44,10 +84,72 @@ def strip_comments(text):
 
 
 def rust_files(d):
-    for dirpath, _, names in os.walk(d):
+    yield from files_ending(d, (".rs",))
+
+
+def files_ending(d, suffixes):
+    for dirpath, dirs, names in os.walk(d):
+        dirs[:] = sorted(x for x in dirs if x not in ("target", "__pycache__") and not x.startswith("."))
         for n in sorted(names):
-            if n.endswith(".rs"):
+            if n.endswith(suffixes):
                 yield os.path.join(dirpath, n)
+
+
+def strip_comments_and_strings(text):
+    """Rust text without comments, string literals or char literals (where a
+    word such as `unsafe` would not be code)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            depth, i = 1, i + 2
+            while i < n and depth:
+                if text.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif text.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+        elif c == "r" and re.match(r'r#*"', text[i:]) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            hashes = re.match(r'r(#*)"', text[i:]).group(1)
+            end = text.find('"' + hashes, i + 2 + len(hashes))
+            i = n if end < 0 else end + 1 + len(hashes)
+            out.append('""')
+        elif c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+            out.append('""')
+        elif c == "'" and re.match(r"'(\\.[^']*|[^'\\])'", text[i:]):
+            i += len(re.match(r"'(\\.[^']*|[^'\\])'", text[i:]).group(0))
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def unsafe_outside_wrappers():
+    """`unsafe` in code of a file not listed in UNSAFE_ALLOWED."""
+    problems = []
+    for crate, allowed in UNSAFE_ALLOWED.items():
+        base = os.path.join(ROOT, crate)
+        for f in files_ending(base, (".rs",)):
+            rel = os.path.relpath(f, base).replace(os.sep, "/")
+            if rel in allowed:
+                continue
+            code = strip_comments_and_strings(open(f, encoding="utf-8").read())
+            for lineno, line in enumerate(code.splitlines(), 1):
+                if re.search(r"\bunsafe\b", line):
+                    problems.append(
+                        f"{os.path.relpath(f, ROOT)}:{lineno}: `unsafe` outside the FFI wrapper "
+                        f"files (UNSAFE_ALLOWED in scripts/check-structure.py, docs/design.md)"
+                    )
+                    break
+    return problems
 
 
 def main():
@@ -61,6 +163,20 @@ def main():
             n = sum(1 for _ in open(f, encoding="utf-8"))
             if n > MAX_LINES:
                 problems.append(f"{os.path.relpath(f, ROOT)}: {n} lines (at most {MAX_LINES})")
+    for d in PYTHON_DIRS:
+        for f in files_ending(os.path.join(ROOT, d), (".py", ".pyi")):
+            n = sum(1 for _ in open(f, encoding="utf-8"))
+            if n > MAX_LINES:
+                problems.append(f"{os.path.relpath(f, ROOT)}: {n} lines (at most {MAX_LINES})")
+    # 3. unsafe only in the wrappers
+    problems += unsafe_outside_wrappers()
+    for dirpath, _, names in os.walk(os.path.join(ROOT, "java", "src")):
+        for name in sorted(names):
+            if name.endswith(".java"):
+                f = os.path.join(dirpath, name)
+                n = sum(1 for _ in open(f, encoding="utf-8"))
+                if n > MAX_LINES:
+                    problems.append(f"{os.path.relpath(f, ROOT)}: {n} lines (at most {MAX_LINES})")
     # 2. import graph
     files = {}  # module path -> file
     for crate, src in CRATES.items():
@@ -77,7 +193,6 @@ def main():
                 if os.path.normpath(v) == target:
                     del files[k]
             files[base + (m.group(2),)] = target
-    by_file = {v: k for k, v in files.items()}
 
     def resolve(path):
         """The longest module prefix of `path` that is a file."""
@@ -159,7 +274,10 @@ def main():
         print("check-structure: " + p, file=sys.stderr)
     if problems:
         return 1
-    print(f"check-structure: {len(files)} modules, no file over {MAX_LINES} lines, no import circle")
+    print(
+        f"check-structure: {len(files)} modules, no file over {MAX_LINES} lines, no import circle, "
+        "unsafe only in the FFI wrapper files"
+    )
     return 0
 
 

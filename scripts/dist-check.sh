@@ -64,3 +64,38 @@ if [ -n "$valkey" ]; then check_server valkey9 "$valkey"; fi
 redis8=$("$repo/scripts/peers.sh" redis8 2>/dev/null | sed -n 's/^redis8=//p' || true)
 if [ -n "$redis8" ]; then check_server redis8 "$redis8"; fi
 echo "dist-check: $(basename "$tarball") OK (module $(du -k "$so" | cut -f1) KiB, needs $glibc or newer)"
+
+# The Java library's jar beside the tarball (`make dist`): its checksum, its native
+# library (no debug info), and a filter made through it with no setup but the classpath.
+version=${name#ferrobloom-}
+version=${version%-linux-*}
+jar="$(dirname "$tarball")/ferrobloom-$version.jar"
+if [ -f "$jar" ]; then
+  (cd "$(dirname "$jar")" && sha256sum --quiet -c "$(basename "$jar").sha256") ||
+    fail "the jar does not match its .sha256"
+  (cd "$work" && unzip -q -o "$jar" native/linux-x86_64/libferrobloom_jni.so) ||
+    fail "the jar has no native/linux-x86_64/libferrobloom_jni.so"
+  if readelf -S "$work/native/linux-x86_64/libferrobloom_jni.so" | grep -q '\.debug_info'; then
+    fail "the jar's native library still has debug info"
+  fi
+  cat > "$work/JarCheck.java" <<'JAVA'
+import io.ferrobloom.BloomFilter;
+import io.ferrobloom.Filter;
+
+public class JarCheck {
+    public static void main(String[] args) {
+        try (BloomFilter f = BloomFilter.create(1000, 0.01)) {
+            f.put("a");
+            try (Filter g = Filter.fromBytes(f.toBytes())) {
+                if (!f.mightContain("a") || f.mightContain("b") || !g.kind().equals("BF")) {
+                    throw new AssertionError("wrong answers");
+                }
+            }
+        }
+        System.out.println("ok");
+    }
+}
+JAVA
+  [ "$(java -cp "$jar" "$work/JarCheck.java")" = ok ] || fail "the jar does not load"
+  echo "dist-check: $(basename "$jar") OK ($(du -k "$jar" | cut -f1) KiB, loads its native library with no setup)"
+fi

@@ -33,10 +33,14 @@ unsafe fn alloc_aligned(layout: Layout, zeroed: bool) -> *mut u8 {
     let Some(outer) = outer(layout) else {
         return std::ptr::null_mut();
     };
-    let base = if zeroed {
-        System.alloc_zeroed(outer)
-    } else {
-        System.alloc(outer)
+    // SAFETY: `outer` is at least as large as `layout` (non-zero, the
+    // caller's contract).
+    let base = unsafe {
+        if zeroed {
+            System.alloc_zeroed(outer)
+        } else {
+            System.alloc(outer)
+        }
     };
     if base.is_null() {
         return base;
@@ -45,9 +49,13 @@ unsafe fn alloc_aligned(layout: Layout, zeroed: bool) -> *mut u8 {
     // Between MIN_ALIGN (>= 8, room for the pointer) and `align` bytes past
     // `base`, inside the `size + align` bytes of the block.
     let offset = align - (base as usize & (align - 1));
-    let block = base.add(offset);
-    (block as *mut *mut u8).sub(1).write_unaligned(base);
-    block
+    // SAFETY: as just said, the block and the 8 bytes below it lie inside
+    // the allocation.
+    unsafe {
+        let block = base.add(offset);
+        (block as *mut *mut u8).sub(1).write_unaligned(base);
+        block
+    }
 }
 
 // SAFETY: every layout at or below MIN_ALIGN goes to the system allocator
@@ -56,42 +64,61 @@ unsafe fn alloc_aligned(layout: Layout, zeroed: bool) -> *mut u8 {
 // layout, so each block is freed by the allocator that gave it.
 unsafe impl GlobalAlloc for LazyZeroed {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if layout.align() <= MIN_ALIGN {
-            System.alloc(layout)
-        } else {
-            alloc_aligned(layout, false)
+        // SAFETY: in both branches the caller's GlobalAlloc contract (a
+        // non-zero size), passed on; alloc_aligned only above MIN_ALIGN.
+        unsafe {
+            if layout.align() <= MIN_ALIGN {
+                System.alloc(layout)
+            } else {
+                alloc_aligned(layout, false)
+            }
         }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if layout.align() <= MIN_ALIGN {
-            System.alloc_zeroed(layout)
-        } else {
-            alloc_aligned(layout, true)
+        // SAFETY: as in `alloc`.
+        unsafe {
+            if layout.align() <= MIN_ALIGN {
+                System.alloc_zeroed(layout)
+            } else {
+                alloc_aligned(layout, true)
+            }
         }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if layout.align() <= MIN_ALIGN {
-            return System.dealloc(ptr, layout);
+            // SAFETY: a block of the system allocator with this layout.
+            return unsafe { System.dealloc(ptr, layout) };
         }
-        let base = (ptr as *mut *mut u8).sub(1).read_unaligned();
+        // SAFETY: `ptr` came from alloc_aligned with this layout, which stored
+        // the system allocator's pointer in the 8 bytes below it.
+        let base = unsafe { (ptr as *mut *mut u8).sub(1).read_unaligned() };
         if let Some(outer) = outer(layout) {
-            System.dealloc(base, outer);
+            // SAFETY: `base` was allocated by the system allocator with `outer`.
+            unsafe { System.dealloc(base, outer) };
         }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         if layout.align() <= MIN_ALIGN {
-            return System.realloc(ptr, layout, new_size);
+            // SAFETY: the caller's GlobalAlloc contract, passed on.
+            return unsafe { System.realloc(ptr, layout, new_size) };
         }
         let Ok(new) = Layout::from_size_align(new_size, layout.align()) else {
             return std::ptr::null_mut();
         };
-        let p = alloc_aligned(new, false);
+        // SAFETY: a non-zero size (GlobalAlloc::realloc's contract) and an
+        // alignment above MIN_ALIGN.
+        let p = unsafe { alloc_aligned(new, false) };
         if !p.is_null() {
-            std::ptr::copy_nonoverlapping(ptr, p, layout.size().min(new_size));
-            self.dealloc(ptr, layout);
+            // SAFETY: both blocks hold at least the bytes copied and are
+            // distinct allocations; `ptr` is a live block of this allocator
+            // with `layout`.
+            unsafe {
+                std::ptr::copy_nonoverlapping(ptr, p, layout.size().min(new_size));
+                self.dealloc(ptr, layout);
+            }
         }
         p
     }

@@ -276,6 +276,8 @@ fn hash_item<H>(
         let p = unsafe { pyo3::ffi::PyUnicode_AsUTF8AndSize(obj.as_ptr(), &mut n) };
         if !p.is_null() {
             if let Ok(n) = usize::try_from(n) {
+                // SAFETY: `p` (not null) points to the str's `n` UTF-8 bytes,
+                // valid while `obj` lives and no Python code runs (as above).
                 let s = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) };
                 return Ok(hash(s));
             }
@@ -429,11 +431,12 @@ fn _ferrobloom(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sharded::shard_of_item, m)?)?;
     m.add_function(wrap_pyfunction!(walk_budget, m)?)?;
     m.add("FILE_FORMAT_VERSION", ferrobloom_core::file::VERSION)?;
-    // The creation options (keyword, constructor keyword or None), from the
-    // command layer's option tables: tests check every binding against them.
+    // The creation options a client may send (keyword, constructor keyword or
+    // None), from the command layer's option tables: tests check every binding
+    // against them. Options only a primary sends (`SHAPES`) are not a binding's.
     let bf: Vec<(String, Option<&str>)> = cmd::options::BF_OPTIONS
         .iter()
-        .filter(|o| o.reserve)
+        .filter(|o| o.reserve && o.documented)
         .map(|o| (o.token.to_string_lossy().into_owned(), o.binding))
         .collect();
     m.add("BF_RESERVE_OPTIONS", bf)?;

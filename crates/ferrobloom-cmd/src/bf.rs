@@ -112,7 +112,12 @@ fn reserve_strict<'a>(
     origin: Origin,
 ) -> Result<CreateParams, CmdError> {
     let n = args.count();
-    if !(4..=RESERVE_MAX_ARGS).contains(&n) {
+    let shapes = (3..n).any(|i| {
+        args.arg(i)
+            .is_some_and(|a| a.eq_ignore_ascii_case(b"SHAPES"))
+    });
+    let max = RESERVE_MAX_ARGS + if shapes { 2 } else { 0 };
+    if !(4..=max).contains(&n) {
         return Err(CmdError::WrongArity);
     }
     let error = args.arg(2).and_then(parse_f64).ok_or(e::BAD_ERROR_RATE)?;
@@ -229,6 +234,7 @@ fn insert_strict<'a>(
         create,
         items_from,
         at_ms: g.at_ms,
+        shapes: g.shapes,
     })
 }
 

@@ -147,6 +147,7 @@ pub fn parse_insert<'a>(
         create,
         items_from,
         at_ms: None,
+        shapes: None,
     })
 }
 

@@ -34,8 +34,16 @@ pub fn bloom(
         )
         .map(BloomFilter::from)
     } else {
-        BloomChain::with_options(p.capacity, p.error, p.expansion, p.layout, p.opts, limits)
-            .map(BloomFilter::from)
+        BloomChain::with_options(p.capacity, p.error, p.expansion, p.layout, p.opts, limits).map(
+            |mut c| {
+                // The primary's first link (a replicated BF.RESERVE's SHAPES),
+                // when it fits; else the one sized here.
+                if let Some(s) = p.first_link {
+                    c.adopt_first_link(s, limits);
+                }
+                BloomFilter::from(c)
+            },
+        )
     }
     .map_err(|err| e::bloom(Op::Create, &err))?;
     if let (Some(n), true, Some(chain)) = (p.scale_to, check_scale_to, filter.as_chain()) {

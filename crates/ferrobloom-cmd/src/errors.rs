@@ -131,6 +131,10 @@ pub const WINDOW_VALKEY: &str =
 pub const WINDOW_LAYOUT: &str = "ERR WINDOW cannot be combined with LAYOUT redisbloom";
 pub const WINDOW_CF: &str = "ERR WINDOW is only for Bloom filters (BF.RESERVE, BF.INSERT)";
 pub const WINDOW_AT: &str = "ERR AT is only accepted from the primary or the AOF";
+/// BF.INSERT's internal `SHAPES` (the links a primary's write added).
+pub const SHAPES_FROM_CLIENT: &str = "ERR SHAPES is only accepted from the primary or the AOF";
+/// A `SHAPES` value that is not valid link records.
+pub const SHAPES_BAD: &str = "ERR bad SHAPES value";
 
 // Creation and insertion.
 pub const NO_MEMORY_CREATE: &str = "ERR Insufficient memory to create filter";

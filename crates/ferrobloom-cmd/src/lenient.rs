@@ -206,6 +206,7 @@ pub fn bf_insert<'a>(
         create,
         items_from,
         at_ms: None,
+        shapes: None,
     })
 }
 
@@ -353,6 +354,7 @@ pub fn cf_insert<'a>(args: &impl ArgList<'a>) -> Result<InsertArgs<CuckooParams>
         create,
         items_from,
         at_ms: None,
+        shapes: None,
     })
 }
 

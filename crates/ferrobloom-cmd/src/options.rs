@@ -21,7 +21,10 @@ use super::errors::{self as e, CmdError};
 use super::format::{format_arg, format_window};
 use super::params::{BloomDefaults, CreateParams};
 use super::parse::{parse_f64, parse_i64};
-use ferrobloom_core::bloom::{BloomLayout, ChainOptions, MAX_CAPACITY, MAX_EXPANSION};
+use ferrobloom_core::bloom::{
+    decode_shapes, encode_shapes, BloomLayout, ChainOptions, LinkShape, MAX_CAPACITY,
+    MAX_EXPANSION, MAX_PLANNED_LINKS,
+};
 use ferrobloom_core::window::MAX_WINDOW_MS;
 
 /// The two commands that create Bloom filters with options.
@@ -62,7 +65,7 @@ pub struct ValueDoc {
 
 /// The options of one command as given, each value checked on its own (the
 /// combinations are checked once all are read).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Given {
     /// BF.INSERT's `CAPACITY` (BF.RESERVE's is positional).
     pub capacity: Option<u64>,
@@ -79,6 +82,11 @@ pub struct Given {
     pub window_ms: Option<u64>,
     /// BF.INSERT's `AT ms`: the primary's time of a windowed write.
     pub at_ms: Option<u64>,
+    /// BF.INSERT's `SHAPES blob`: the links the primary's write added
+    /// (`ferrobloom_core::bloom::encode_shapes`), checked when decoded.
+    pub shapes: Option<Vec<u8>>,
+    /// BF.RESERVE's `SHAPES blob`: the first link the primary created.
+    pub first_link: Option<LinkShape>,
     /// From the primary or the AOF: a second `SEED` replaces the first, as
     /// releases before the refusal applied it (a client gets `SEED given twice`).
     pub replayed: bool,
@@ -106,6 +114,7 @@ impl Given {
             opts,
             scale_to: self.scale_to,
             window_ms: self.window_ms,
+            first_link: self.first_link,
             ..CreateParams::from_defaults(d)
         }
     }
@@ -213,7 +222,7 @@ fn never(_: &CreateParams) -> Option<Vec<u8>> {
     None
 }
 
-const OPTIONS: [BfOption; 11] = [
+const OPTIONS: [BfOption; 12] = [
     BfOption {
         token: c"CAPACITY",
         doc_name: c"capacity",
@@ -420,6 +429,30 @@ const OPTIONS: [BfOption; 11] = [
         },
         write: never,
     },
+    BfOption {
+        token: c"SHAPES",
+        doc_name: c"shapes",
+        reserve: true,
+        insert: true,
+        value: value(c"blob", ValueType::String),
+        source: Source::Ferrobloom,
+        documented: false,
+        reserve_missing: None,
+        binding: None,
+        set: |g, cmd, v| {
+            let shapes = decode_shapes(v).map_err(|_| e::SHAPES_BAD)?;
+            if g.shapes.is_some() || g.first_link.is_some() || shapes.len() > MAX_PLANNED_LINKS {
+                return Err(e::SHAPES_BAD.into());
+            }
+            match (cmd, &shapes[..]) {
+                (BfCommand::Reserve, [first]) => g.first_link = Some(*first),
+                (BfCommand::Reserve, _) => return Err(e::SHAPES_BAD.into()),
+                _ => g.shapes = Some(v.to_vec()),
+            }
+            Ok(())
+        },
+        write: |p| p.first_link.map(|s| encode_shapes(&[s])),
+    },
 ];
 
 /// A number strictly between 0 and 1 (an error rate, a tightening ratio):
@@ -439,11 +472,16 @@ pub static BF_OPTIONS: &[BfOption] = &OPTIONS;
 /// and each of its options once (a repeated option counts against it).
 pub const RESERVE_MAX_ARGS: usize = reserve_max_args();
 
+/// The index of `SHAPES` in [`OPTIONS`].
+const SHAPES_INDEX: usize = OPTIONS.len() - 1;
+
 const fn reserve_max_args() -> usize {
     let mut n = 4;
     let mut i = 0;
     while i < OPTIONS.len() {
-        if OPTIONS[i].reserve {
+        // `SHAPES` (internal) is left out: a client's BF.RESERVE keeps its
+        // arity; the parse allows for it when it is named.
+        if OPTIONS[i].reserve && i != SHAPES_INDEX {
             n += if OPTIONS[i].value.is_some() { 2 } else { 1 };
         }
         i += 1;
@@ -536,13 +574,14 @@ mod tests {
             .filter(|o| is_own(o.keyword()))
             .map(BfOption::keyword)
             .collect();
-        let want: [&[u8]; 6] = [
+        let want: [&[u8]; 7] = [
             b"LAYOUT",
             b"TIGHTENING",
             b"SEED",
             b"VALIDATESCALETO",
             b"WINDOW",
             b"AT",
+            b"SHAPES",
         ];
         assert_eq!(own, want);
         assert!(is_own(b"layout") && !is_own(b"EXPANSION") && !is_own(b"LAYOUTS"));

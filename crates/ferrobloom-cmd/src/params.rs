@@ -3,7 +3,7 @@
 //! creates and replicates a filter from, and the configured defaults they start
 //! from. A module of its own so that the parsers depend on it, never on each other.
 
-use ferrobloom_core::bloom::{BloomLayout, ChainOptions};
+use ferrobloom_core::bloom::{BloomLayout, ChainOptions, LinkShape};
 
 /// A client's BF.RESERVE / BF.INSERT / `bf-error-rate` above this creates a
 /// filter of this rate, in every layout, as RedisBloom 8 does (with a log
@@ -49,6 +49,9 @@ pub struct CreateParams {
     pub scale_to: Option<u64>,
     /// `WINDOW seconds`, in milliseconds: a windowed filter (`core::window`).
     pub window_ms: Option<u64>,
+    /// The first link the primary created (a replicated BF.RESERVE's internal
+    /// `SHAPES`): taken instead of sizing it here, when it fits.
+    pub first_link: Option<LinkShape>,
 }
 
 impl CreateParams {
@@ -70,6 +73,7 @@ impl CreateParams {
             },
             scale_to: None,
             window_ms: None,
+            first_link: None,
         }
     }
 }

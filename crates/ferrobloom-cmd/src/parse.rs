@@ -72,7 +72,7 @@ pub fn parse_f64(b: &[u8]) -> Option<f64> {
 
 /// Parsed options of an INSERT command (BF.INSERT with `P` = Bloom creation
 /// parameters, CF.INSERT[NX] with cuckoo ones).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct InsertArgs<P> {
     /// How to create a missing key; `None` with NOCREATE.
     pub create: Option<P>,
@@ -81,6 +81,8 @@ pub struct InsertArgs<P> {
     /// BF.INSERT's `AT ms`: the primary's time of a windowed write (accepted only
     /// when replicated or loading).
     pub at_ms: Option<u64>,
+    /// BF.INSERT's `SHAPES blob` (accepted only when replicated or loading).
+    pub shapes: Option<Vec<u8>>,
 }
 
 /// Walks the options of `<cmd> key [OPTION ...] ITEMS item [item ...]` (BF.INSERT,

@@ -34,6 +34,7 @@ mod batch;
 mod encoding;
 mod link;
 mod merge;
+mod plan;
 mod redisbloom;
 mod sizing;
 pub(crate) use batch::BATCH_AHEAD;
@@ -51,6 +52,8 @@ pub use encoding::{
 pub use link::Link;
 pub(crate) use link::PairMasks;
 pub use merge::{hash_alike, MergeError, MergePlan, Overfill};
+pub use plan::{decode_shapes, encode_shapes, ShapePlan, MAX_PLANNED_LINKS};
+pub(crate) use plan::{same_family, variant};
 pub use redisbloom::{RbChain, RB_MAX_HASHES};
 pub(crate) use sizing::poisson_sum_end;
 use sizing::{blocked_scaling_bits, Blocks, LN2, LN2_SQUARED};
@@ -280,6 +283,9 @@ pub struct BloomChain {
     /// redo it for every item (measured: 3.7 ms per refused item). Not
     /// persisted; cleared when a link is added.
     pending_shape: Option<LinkShape>,
+    /// The running write's plan (`bloom/plan.rs`): consulted only where a
+    /// link is added. Not persisted.
+    plan: Option<Box<ShapePlan>>,
 }
 
 /// The fixed part of `mem_usage`, per RedisBloom's formula (`BFMemUsage` in
@@ -359,6 +365,7 @@ impl BloomChain {
         } else {
             LinkShape::with_layout(capacity, error * TIGHTENING_RATIO, layout, false)?
         };
+        let shape = variant(shape);
         let mut chain = BloomChain {
             links: Vec::new(),
             items: 0,
@@ -366,6 +373,7 @@ impl BloomChain {
             rb: None,
             opts,
             pending_shape: None,
+            plan: None,
         };
         chain.push_link(shape, limits)?;
         Ok(chain)
@@ -435,12 +443,22 @@ impl BloomChain {
             None => return Err(BloomError::InvalidParams("filter has no links")),
         };
         if full {
-            let shape = match self.pending_shape {
-                Some(shape) => shape,
-                None => self.next_shape(next.0, next.1, next.2)?,
+            let shape = match self.plan.take() {
+                Some(mut plan) => {
+                    let r = self.planned_shape(&mut plan, next);
+                    self.plan = Some(plan);
+                    r?
+                }
+                None => match self.pending_shape {
+                    Some(shape) => shape,
+                    None => self.next_shape(next.0, next.1, next.2)?,
+                },
             };
             self.pending_shape = Some(shape);
             self.push_link(shape, limits)?;
+            if let (Some(plan), None) = (self.plan.as_mut(), self.rb) {
+                plan.note_added(shape);
+            }
         }
         // Only a crafted header (link capacities are not bound by their bits)
         // gets here: the count must not wrap, or the next save would not load
@@ -477,6 +495,7 @@ impl BloomChain {
                     other => other,
                 };
                 LinkShape::with_layout(entries, error * self.opts.tightening, layout, false)
+                    .map(variant)
             }
         }
     }
@@ -735,6 +754,7 @@ impl BloomChain {
             rb: self.rb,
             opts: self.opts,
             pending_shape: self.pending_shape,
+            plan: None,
         })
     }
 }

@@ -28,6 +28,9 @@ mod fixture_tests;
 pub mod hash;
 mod kind;
 pub mod payload;
+#[cfg(test)]
+#[path = "tests/plan.rs"]
+mod plan_tests;
 pub mod rdb;
 #[cfg(test)]
 #[path = "tests/readers.rs"]

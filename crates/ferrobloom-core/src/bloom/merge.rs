@@ -265,6 +265,7 @@ impl BloomChain {
             rb: first.rb,
             opts: first.opts,
             pending_shape: None,
+            plan: None,
         };
         out.merge_in(false, sources, limits, overfill)?;
         Ok(out)

@@ -310,6 +310,7 @@ impl BloomChain {
             rb: Some(rb),
             opts: ChainOptions::default(),
             pending_shape: None,
+            plan: None,
         }
     }
 

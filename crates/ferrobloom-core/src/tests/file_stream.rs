@@ -209,18 +209,22 @@ fn note(n: usize) {
 unsafe impl GlobalAlloc for Largest {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         note(l.size());
-        System.alloc(l)
+        // SAFETY: the caller's GlobalAlloc contract, passed on.
+        unsafe { System.alloc(l) }
     }
     unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
         note(l.size());
-        System.alloc_zeroed(l)
+        // SAFETY: as in `alloc`.
+        unsafe { System.alloc_zeroed(l) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        System.dealloc(p, l)
+        // SAFETY: as in `alloc`.
+        unsafe { System.dealloc(p, l) }
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
         note(n);
-        System.realloc(p, l, n)
+        // SAFETY: as in `alloc`.
+        unsafe { System.realloc(p, l, n) }
     }
 }
 

@@ -131,6 +131,7 @@ impl Window {
             retired: Vec::new(),
             shapes: Default::default(),
             grown: Default::default(),
+            plan: None,
         };
         let newest = w.gen_index(last_ms);
         let mut gens = Vec::new();

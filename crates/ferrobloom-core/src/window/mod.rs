@@ -118,8 +118,8 @@
 //! exact; LOADCHUNK takes those and position iterators (the AOF rewrite's).
 
 use super::bloom::{
-    BloomChain, BloomError, BloomLayout, Limits, LinkShape, PairMasks, BATCH_AHEAD, CHAIN_OVERHEAD,
-    LINK_OVERHEAD, MAX_CAPACITY, MAX_EXPANSION, MAX_LINKS_CEILING,
+    BloomChain, BloomError, BloomLayout, Limits, LinkShape, PairMasks, ShapePlan, BATCH_AHEAD,
+    CHAIN_OVERHEAD, LINK_OVERHEAD, MAX_CAPACITY, MAX_EXPANSION, MAX_LINKS_CEILING,
 };
 use super::hash::{HashScheme, ItemHash};
 use super::relocate::Pass;
@@ -196,6 +196,9 @@ pub struct Window {
     /// The one sized last: a steady stream's generations ask for the same
     /// first-link error rate at every rotation.
     grown: sizing::Memo<sizing::Template>,
+    /// The running write's plan (`bloom/plan.rs`): consulted only where a
+    /// link is added. Not persisted.
+    plan: Option<Box<ShapePlan>>,
 }
 
 /// Limits that never refuse (a window checks its own, over all generations).
@@ -251,6 +254,7 @@ impl Window {
             retired: Vec::new(),
             shapes: Default::default(),
             grown: Default::default(),
+            plan: None,
         };
         let first = w.shape(capacity.div_ceil(u64::from(PARTS)).max(1), w.steady_error())?;
         let steady = u64::from(w.parts) + 1;
@@ -539,7 +543,7 @@ impl Window {
         }
         let seen = older(self, &mut masks);
         if !newest_current {
-            let shape = self.first_link(cur)?;
+            let shape = self.planned(|w| w.first_link(cur))?;
             self.check_room(&shape, limits)?;
             let mut chain = BloomChain::empty(self.expansion.max(1));
             chain.push_owned_link(shape)?;
@@ -547,6 +551,7 @@ impl Window {
                 .try_reserve(1)
                 .map_err(|_| BloomError::AllocFailed)?;
             self.gens.push(Generation { index: cur, chain });
+            self.note_added(shape);
         } else {
             let grow = match self.gens.last().and_then(|g| g.chain.links().last()) {
                 Some(last) if last.is_full() => Some((*last.shape(), self.gen_links())),
@@ -558,11 +563,12 @@ impl Window {
                     return Err(BloomError::Full);
                 }
                 let items = self.gens.last().map_or(0, |g| g.chain.items());
-                let shape = self.next_link(cur, now, &last, n, items)?;
+                let shape = self.planned(|w| w.next_link(cur, now, &last, n, items))?;
                 self.check_room(&shape, limits)?;
                 if let Some(g) = self.gens.last_mut() {
                     g.chain.push_owned_link(shape)?;
                 }
+                self.note_added(shape);
             }
         }
         match self.gens.last_mut() {
@@ -571,6 +577,43 @@ impl Window {
         }
         self.last_ms = now;
         Ok(if seen { Added::Refreshed } else { Added::New })
+    }
+
+    /// Gives the next writes a plan (`bloom/plan.rs`); the caller takes it
+    /// back with [`take_plan`](Self::take_plan) once the write is done.
+    pub fn set_plan(&mut self, plan: ShapePlan) {
+        self.plan = Some(Box::new(plan));
+    }
+
+    /// Takes back the plan [`set_plan`](Self::set_plan) gave.
+    pub fn take_plan(&mut self) -> Option<ShapePlan> {
+        self.plan.take().map(|b| *b)
+    }
+
+    /// A new link's shape: the plan's next given one when it has the
+    /// filter's layout family (checked as a loaded generation's link), else
+    /// `compute`'s (the sizing rules).
+    fn planned(
+        &mut self,
+        compute: impl FnOnce(&Self) -> Result<LinkShape, BloomError>,
+    ) -> Result<LinkShape, BloomError> {
+        let Some(mut plan) = self.plan.take() else {
+            return compute(self).map(crate::bloom::variant);
+        };
+        let layout = self.layout;
+        let r = plan.next_shape(
+            |s| crate::bloom::same_family(s.layout, layout),
+            || compute(self).map(crate::bloom::variant),
+        );
+        self.plan = Some(plan);
+        r
+    }
+
+    /// Records a link about to be added (after its room was checked).
+    fn note_added(&mut self, shape: LinkShape) {
+        if let Some(plan) = self.plan.as_mut() {
+            plan.note_added(shape);
+        }
     }
 
     /// Links of the newest generation.
@@ -688,6 +731,7 @@ impl Window {
             retired: Vec::new(),
             shapes: Default::default(),
             grown: Default::default(),
+            plan: None,
         })
     }
 

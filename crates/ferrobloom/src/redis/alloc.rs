@@ -56,24 +56,34 @@ fn padded(layout: Layout) -> usize {
 }
 
 /// Raw allocation of `size` bytes, zeroed if asked (module doc for which call).
-unsafe fn raw_alloc(size: usize, zeroed: bool) -> *mut u8 {
+/// Null when the server cannot allocate.
+fn raw_alloc(size: usize, zeroed: bool) -> *mut u8 {
     if zeroed {
-        if let Some(f) = raw::RedisModule_TryCalloc {
-            return f(1, size) as *mut u8;
+        // SAFETY: reading function pointers the server filled in at load time,
+        // read-only afterwards (here and below).
+        if let Some(f) = unsafe { raw::RedisModule_TryCalloc } {
+            // SAFETY: the server's calloc; any size is accepted (null on failure).
+            return unsafe { f(1, size) } as *mut u8;
         }
         if size >= LAZY_ZERO_MIN {
-            if let Some(f) = raw::RedisModule_Calloc {
-                return f(1, size) as *mut u8;
+            // SAFETY: as above.
+            if let Some(f) = unsafe { raw::RedisModule_Calloc } {
+                // SAFETY: the server's calloc.
+                return unsafe { f(1, size) } as *mut u8;
             }
         }
     }
-    let p = match (raw::RedisModule_TryAlloc, raw::RedisModule_Alloc) {
-        (Some(f), _) => f(size) as *mut u8,
-        (None, Some(f)) => f(size) as *mut u8,
+    // SAFETY: as above.
+    let p = match unsafe { (raw::RedisModule_TryAlloc, raw::RedisModule_Alloc) } {
+        // SAFETY: the server's malloc (null on failure for TryAlloc).
+        (Some(f), _) => (unsafe { f(size) }) as *mut u8,
+        // SAFETY: as above.
+        (None, Some(f)) => (unsafe { f(size) }) as *mut u8,
         (None, None) => std::ptr::null_mut(),
     };
     if zeroed && !p.is_null() {
-        std::ptr::write_bytes(p, 0, size);
+        // SAFETY: p is a fresh allocation of `size` bytes.
+        unsafe { std::ptr::write_bytes(p, 0, size) };
     }
     p
 }
@@ -83,7 +93,7 @@ unsafe fn raw_alloc(size: usize, zeroed: bool) -> *mut u8 {
 /// storing the allocator's pointer just below the aligned block: the servers'
 /// allocators differ (jemalloc aligns large blocks to pages, glibc malloc in the
 /// Valkey builds only to 16 bytes), so the module never relies on either.
-unsafe fn alloc_layout(layout: Layout, zeroed: bool) -> *mut u8 {
+fn alloc_layout(layout: Layout, zeroed: bool) -> *mut u8 {
     let size = padded(layout);
     let align = layout.align();
     if align <= MIN_ALIGN {
@@ -98,9 +108,13 @@ unsafe fn alloc_layout(layout: Layout, zeroed: bool) -> *mut u8 {
     }
     // At least 8 bytes (MIN_ALIGN) and at most `align` bytes past `base`.
     let offset = align - (base as usize & (align - 1));
-    let block = base.add(offset);
-    (block as *mut *mut u8).sub(1).write_unaligned(base);
-    block
+    // SAFETY: offset <= align, within the `size + align` bytes allocated; the
+    // 8 bytes below `block` are at or after `base` (offset >= MIN_ALIGN >= 8).
+    unsafe {
+        let block = base.add(offset);
+        (block as *mut *mut u8).sub(1).write_unaligned(base);
+        block
+    }
 }
 
 /// The pointer the server's allocator returned for a block of `align`.
@@ -111,7 +125,9 @@ unsafe fn base_of(block: *mut u8, align: usize) -> *mut u8 {
     if align <= MIN_ALIGN {
         block
     } else {
-        (block as *mut *mut u8).sub(1).read_unaligned()
+        // SAFETY: alloc_layout stored the base pointer in the 8 bytes below
+        // `block` (the caller's contract).
+        unsafe { (block as *mut *mut u8).sub(1).read_unaligned() }
     }
 }
 
@@ -122,8 +138,11 @@ unsafe fn base_of(block: *mut u8, align: usize) -> *mut u8 {
 /// # Safety
 /// `block` is a live allocation of the module's global allocator with `align`.
 pub unsafe fn usable_size(block: *const u8, align: usize, requested: usize) -> usize {
-    match raw::RedisModule_MallocSize {
-        Some(f) => f(base_of(block as *mut u8, align) as *mut c_void).max(requested),
+    // SAFETY: reading a function pointer the server filled in at load time.
+    match unsafe { raw::RedisModule_MallocSize } {
+        // SAFETY: the base pointer of a live allocation of the server's
+        // allocator (the caller's contract, `base_of`).
+        Some(f) => unsafe { f(base_of(block as *mut u8, align) as *mut c_void) }.max(requested),
         None => requested,
     }
 }
@@ -165,7 +184,8 @@ pub unsafe fn relocate(
     move_raw: impl FnOnce(*mut c_void) -> *mut c_void,
 ) -> Option<*mut u8> {
     let align = layout.align();
-    let base = base_of(block, align);
+    // SAFETY: a live block of alloc_layout with this alignment (the caller's contract).
+    let base = unsafe { base_of(block, align) };
     let new_base = move_raw(base as *mut c_void) as *mut u8;
     if new_base.is_null() {
         return None;
@@ -177,14 +197,22 @@ pub unsafe fn relocate(
     // holds `padded(layout) + align` bytes, so both ranges are inside it.
     let old_offset = block as usize - base as usize;
     let new_offset = align - (new_base as usize & (align - 1));
-    let new_block = new_base.add(new_offset);
-    if new_offset != old_offset {
-        std::ptr::copy(new_base.add(old_offset), new_block, padded(layout));
+    // SAFETY: both offsets and the `padded(layout)` bytes after them lie inside
+    // the new allocation (above); `copy` allows the ranges to overlap; the 8
+    // bytes below the new block are inside it too (new_offset >= 8).
+    unsafe {
+        let new_block = new_base.add(new_offset);
+        if new_offset != old_offset {
+            std::ptr::copy(new_base.add(old_offset), new_block, padded(layout));
+        }
+        (new_block as *mut *mut u8).sub(1).write_unaligned(new_base);
+        Some(new_block)
     }
-    (new_block as *mut *mut u8).sub(1).write_unaligned(new_base);
-    Some(new_block)
 }
 
+// SAFETY: alloc and alloc_zeroed return null or a block of at least
+// `layout.size()` bytes aligned to `layout.align()` (`alloc_layout`), valid
+// until dealloc, which frees exactly what alloc_layout allocated (`base_of`).
 unsafe impl GlobalAlloc for FerroAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         alloc_layout(layout, false)
@@ -195,8 +223,11 @@ unsafe impl GlobalAlloc for FerroAlloc {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if let Some(f) = raw::RedisModule_Free {
-            f(base_of(ptr, layout.align()) as *mut c_void);
+        // SAFETY: reading a function pointer the server filled in at load time.
+        if let Some(f) = unsafe { raw::RedisModule_Free } {
+            // SAFETY: `ptr` came from alloc/alloc_zeroed with this layout (the
+            // GlobalAlloc contract), so base_of gives the server's block.
+            unsafe { f(base_of(ptr, layout.align()) as *mut c_void) };
         }
     }
 }

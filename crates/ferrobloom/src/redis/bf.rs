@@ -2,13 +2,14 @@
 //! reply. Every handler returns `Err(CmdError)` for an error reply; the command
 //! trampoline (crate::redis::commands) sends it.
 
-use super::api::{Args, Ctx, Key, KeyState, Lookup};
+use super::api::{Args, Ctx, Key, KeyState, Lookup, RStr};
 use super::config::{bloom_defaults, bloom_limits};
 use super::handler::{
     check_items, key_name, note_beyond_client_limits, origin, replicate_reserve, reply_scandump,
     scandump_stamp, CmdResult,
 };
 use super::membership;
+use super::shapes;
 use super::types::BLOOM;
 use super::window;
 use crate::cmd::bf::{parse_insert_from, parse_reserve_from};
@@ -27,7 +28,10 @@ use ferrobloom_core::window::Window;
 /// Creates a filter in a missing key. A `VALIDATESCALETO n` the filter could
 /// never reach under this server's limits refuses the creation (not on a
 /// replicated command, as valkey-bloom: the primary checked it).
-fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
+fn create(ctx: Ctx, key: &mut Key, p: &mut CreateParams) -> CmdResult {
+    if p.first_link.is_some() && !ctx.trusted() {
+        return Err(e::SHAPES_FROM_CLIENT.into());
+    }
     if p.capacity > MAX_CAPACITY || p.expansion > MAX_EXPANSION || p.error > MAX_ERROR_RATE {
         note_beyond_client_limits(
             ctx,
@@ -39,6 +43,13 @@ fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
     }
     let limits = bloom_limits(ctx.trusted());
     let filter = create::bloom(p, &limits, !ctx.trusted())?;
+    // Replicated with its first link (`redis/shapes.rs`), but in
+    // RedisBloom's layout (its own formula and header).
+    p.first_link = filter
+        .as_chain()
+        .filter(|c| !c.is_redisbloom())
+        .and_then(|c| c.links().first())
+        .map(|l| *l.shape());
     if key.set(&BLOOM, filter) {
         Ok(())
     } else {
@@ -48,14 +59,14 @@ fn create(ctx: Ctx, key: &mut Key, p: &CreateParams) -> CmdResult {
 
 /// BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]
 pub fn reserve(ctx: Ctx, args: Args) -> CmdResult {
-    let p = parse_reserve_from(&args, &defaults(ctx), origin(ctx))?;
+    let mut p = parse_reserve_from(&args, &defaults(ctx), origin(ctx))?;
     let mut key = Key::open(ctx, key_name(&args)?, true);
     match key.state(&BLOOM) {
         KeyState::Missing => {}
         KeyState::WrongType => return Err(e::WRONG_TYPE.into()),
         KeyState::Found => return Err(e::ITEM_EXISTS.into()),
     }
-    create(ctx, &mut key, &p)?;
+    create(ctx, &mut key, &mut p)?;
     // Spelled out: without EXPANSION/NONSCALING the shape came from this
     // server's bf-expansion-factor, which a replica or an AOF replay may not share.
     replicate_reserve(ctx, key_name(&args)?, &p);
@@ -80,10 +91,14 @@ fn add_items(
     create_with: Option<CreateParams>,
     shape: Shape,
     at: Option<u64>,
+    given: Option<Vec<u8>>,
 ) -> CmdResult {
     check_items(ctx, &args, items_from)?;
     if at.is_some() && !ctx.trusted() {
         return Err(e::WINDOW_AT.into());
+    }
+    if given.is_some() && !ctx.trusted() {
+        return Err(e::SHAPES_FROM_CLIENT.into());
     }
     let name = key_name(&args)?;
     let mut key = Key::open(ctx, name, true);
@@ -105,8 +120,8 @@ fn add_items(
         }
         (KeyState::Found, _) => None,
         (KeyState::Missing, None) => return Err(e::NOT_FOUND.into()),
-        (KeyState::Missing, Some(p)) => {
-            create(ctx, &mut key, &p)?;
+        (KeyState::Missing, Some(mut p)) => {
+            create(ctx, &mut key, &mut p)?;
             Some(p)
         }
     };
@@ -114,17 +129,28 @@ fn add_items(
         BloomFilter::Chain(c) => c,
         BloomFilter::Window(w) => {
             let single = shape == Shape::Single;
-            return window::add(ctx, &args, name, w, items_from, created, single, at);
+            let given = given.as_deref();
+            return window::add(ctx, &args, name, w, items_from, created, single, at, given);
         }
     };
     let limits = bloom_limits(ctx.trusted());
     let mut changed = false;
+    chain.set_plan(shapes::plan(given.as_deref()));
     match shape {
         Shape::Single => {
             let h = chain.hash(args.bytes(items_from));
             let r = chain.add(&h, &limits);
             changed = matches!(r, Ok(true));
-            replicate_add(ctx, name, created, changed);
+            let blob = shapes::finish(ctx, chain.take_plan());
+            match blob {
+                Some(blob) if changed => {
+                    replicate_add(ctx, name, created, false);
+                    let head = shapes_head(&blob);
+                    let end = items_from + 1;
+                    ctx.replicate_items(c"BF.INSERT", &args, &head, items_from, end, &[]);
+                }
+                _ => replicate_add(ctx, name, created, changed),
+            }
             let added = r.map_err(|err| map_err(Op::Insert, &err))?;
             ctx.reply_bool(added);
         }
@@ -155,15 +181,27 @@ fn add_items(
                 }
             }
             ctx.set_array_len(replied);
-            if refused.is_empty() {
+            let blob = shapes::finish(ctx, chain.take_plan());
+            if refused.is_empty() && blob.is_none() {
                 replicate_add(ctx, name, created, changed);
             } else {
                 // The items this server applied (those that were already present
-                // are no-ops on the replay too), as a BF.MADD on the existing key.
+                // are no-ops on the replay too), as a BF.MADD on the existing key,
+                // or a BF.INSERT with the shapes of the links they added.
                 replicate_add(ctx, name, created, false);
                 if changed {
                     let upto = items_from + replied;
-                    ctx.replicate_items(c"BF.MADD", &args, &[], items_from, upto, &refused);
+                    match &blob {
+                        Some(blob) => {
+                            let head = shapes_head(blob);
+                            let r = &refused;
+                            ctx.replicate_items(c"BF.INSERT", &args, &head, items_from, upto, r);
+                        }
+                        None => {
+                            let r = &refused;
+                            ctx.replicate_items(c"BF.MADD", &args, &[], items_from, upto, r);
+                        }
+                    }
                 }
             }
         }
@@ -171,14 +209,15 @@ fn add_items(
     Ok(())
 }
 
+/// `NOCREATE SHAPES <blob> ITEMS`: the head of an add replicated with the
+/// shapes of the links it added (`redis/shapes.rs`).
+fn shapes_head(blob: &[u8]) -> [&[u8]; 4] {
+    [b"NOCREATE", b"SHAPES", blob, b"ITEMS"]
+}
+
 /// Replicates an add: the explicit creation first if the command created the
 /// filter, then the command itself if it changed anything.
-fn replicate_add(
-    ctx: Ctx,
-    name: *mut redis_module::raw::RedisModuleString,
-    created: Option<CreateParams>,
-    changed: bool,
-) {
+fn replicate_add(ctx: Ctx, name: RStr, created: Option<CreateParams>, changed: bool) {
     if let Some(p) = created {
         replicate_reserve(ctx, name, &p);
     }
@@ -199,6 +238,7 @@ pub fn add(ctx: Ctx, args: Args) -> CmdResult {
         Some(create_defaults(ctx)),
         Shape::Single,
         None,
+        None,
     )
 }
 
@@ -207,7 +247,15 @@ pub fn madd(ctx: Ctx, args: Args) -> CmdResult {
     if args.len() < 3 {
         return Err(CmdError::WrongArity);
     }
-    add_items(ctx, args, 2, Some(create_defaults(ctx)), Shape::Array, None)
+    add_items(
+        ctx,
+        args,
+        2,
+        Some(create_defaults(ctx)),
+        Shape::Array,
+        None,
+        None,
+    )
 }
 
 /// What BF.ADD/BF.MADD create a missing key with. From the primary or the AOF
@@ -233,7 +281,8 @@ fn defaults(ctx: Ctx) -> BloomDefaults {
 /// [NONSCALING] ITEMS item [item ...]
 pub fn insert(ctx: Ctx, args: Args) -> CmdResult {
     let a = parse_insert_from(&args, &defaults(ctx), origin(ctx))?;
-    add_items(ctx, args, a.items_from, a.create, Shape::Array, a.at_ms)
+    let (from, create, at) = (a.items_from, a.create, a.at_ms);
+    add_items(ctx, args, from, create, Shape::Array, at, a.shapes)
 }
 
 /// BF.EXISTS key item

@@ -2,7 +2,7 @@
 //! -> reply, on the same plumbing as BF (key states, error catalogue,
 //! replication of implicit creation, trampolines).
 
-use super::api::{Args, Ctx, Key, KeyState};
+use super::api::{Args, Ctx, Key, KeyState, RStr};
 use super::config::{cf_max_filters, cuckoo_defaults, max_filter_bytes};
 use super::handler::{
     check_items, key_name, note_beyond_client_limits, origin, reply_scandump, scandump_stamp,
@@ -43,7 +43,7 @@ fn create(ctx: Ctx, key: &mut Key, p: &CuckooParams) -> CmdResult {
 
 /// Replicates the creation of a filter with every parameter spelled out
 /// (the arguments: `cf_options::reserve_args`).
-fn replicate_reserve(ctx: Ctx, key: *mut redis_module::raw::RedisModuleString, p: &CuckooParams) {
+fn replicate_reserve(ctx: Ctx, key: RStr, p: &CuckooParams) {
     let args = crate::cmd::cf_options::reserve_args(p);
     let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
     ctx.replicate(c"CF.RESERVE", key, &args);
@@ -84,12 +84,7 @@ fn open_for_insert(
     }
 }
 
-fn replicate_insert(
-    ctx: Ctx,
-    name: *mut redis_module::raw::RedisModuleString,
-    created: Option<CuckooParams>,
-    changed: bool,
-) {
+fn replicate_insert(ctx: Ctx, name: RStr, created: Option<CuckooParams>, changed: bool) {
     if let Some(p) = created {
         replicate_reserve(ctx, name, &p);
     }

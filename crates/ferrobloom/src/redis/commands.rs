@@ -9,29 +9,16 @@
 //! Every command enters through a trampoline that runs its handler under
 //! [`guard`]: a panic becomes an error reply and a log line, never an abort.
 
-use std::ffi::c_int;
-use std::ptr::null_mut;
-
-use redis_module::raw;
-
-use super::api::{api, Args, Ctx};
+use super::api::{Args, Ctx};
 use super::guard::guard;
+use super::load::{Command, CommandInfo, LoadCtx};
 use super::stats;
 use crate::cmd::CmdError;
 
 type Handler = fn(Ctx, Args) -> Result<(), CmdError>;
 
 /// Runs a handler and sends its error, if any.
-fn run(
-    ctx: *mut raw::RedisModuleCtx,
-    argv: *mut *mut raw::RedisModuleString,
-    argc: c_int,
-    h: Handler,
-    meta: &'static stats::Meta,
-) -> c_int {
-    let c = Ctx { ptr: ctx };
-    // SAFETY: Redis passes argc valid strings that outlive the call.
-    let args = unsafe { Args::from_raw(argv, argc) };
+fn run(c: Ctx, args: Args, h: Handler, meta: &'static stats::Meta) {
     // Static (no per-command work); only logged on a panic.
     let result = guard(meta.name, Err(CmdError::Text(INTERNAL_ERROR)), || {
         stats::before();
@@ -47,46 +34,52 @@ fn run(
             c.reply_error(e.text());
         }
     }
-    raw::REDISMODULE_OK as c_int
 }
 
 const INTERNAL_ERROR: &str = "ERR ferrobloom internal error (details in the server log)";
 
+/// Defines the command entry point `$name` (a `CommandFn` the table
+/// registers): `$handler` run by [`run`] with the command's static metadata.
 macro_rules! trampoline {
     ($name:ident, $handler:path, $write:expr) => {
         trampoline!($name, $handler, $write, None);
     };
     ($name:ident, $handler:path, $write:expr, $lookups:expr) => {
-        extern "C" fn $name(
-            ctx: *mut redis_module::raw::RedisModuleCtx,
-            argv: *mut *mut redis_module::raw::RedisModuleString,
-            argc: std::ffi::c_int,
-        ) -> std::ffi::c_int {
-            use $crate::redis::commands::{command_name, event_name, run};
-            static META: $crate::redis::stats::Meta = $crate::redis::stats::Meta {
-                write: $write,
-                lookups: $lookups,
-                // Every write command's keyspace event is its name in lower
-                // case, derived here so that none can be missed.
-                event: if $write {
-                    const EVENT: [u8; stringify!($name).len() + 1] = event_name(stringify!($name));
-                    match std::ffi::CStr::from_bytes_with_nul(&EVENT) {
-                        Ok(e) => e,
-                        Err(_) => c"",
-                    }
-                } else {
-                    c""
-                },
-                name: {
-                    const BYTES: [u8; stringify!($name).len()] = command_name(stringify!($name));
-                    match std::str::from_utf8(&BYTES) {
-                        Ok(n) => n,
-                        Err(_) => stringify!($name),
-                    }
-                },
-            };
-            run(ctx, argv, argc, $handler, &META)
-        }
+        #[allow(non_upper_case_globals)]
+        const $name: $crate::redis::ffi::CommandFn = {
+            struct Entry;
+            impl $crate::redis::ctx::Command for Entry {
+                fn call(ctx: $crate::redis::ctx::Ctx, args: $crate::redis::ctx::Args) {
+                    use $crate::redis::commands::{command_name, event_name, run};
+                    static META: $crate::redis::stats::Meta = $crate::redis::stats::Meta {
+                        write: $write,
+                        lookups: $lookups,
+                        // Every write command's keyspace event is its name in
+                        // lower case, derived here so that none can be missed.
+                        event: if $write {
+                            const EVENT: [u8; stringify!($name).len() + 1] =
+                                event_name(stringify!($name));
+                            match std::ffi::CStr::from_bytes_with_nul(&EVENT) {
+                                Ok(e) => e,
+                                Err(_) => c"",
+                            }
+                        } else {
+                            c""
+                        },
+                        name: {
+                            const BYTES: [u8; stringify!($name).len()] =
+                                command_name(stringify!($name));
+                            match std::str::from_utf8(&BYTES) {
+                                Ok(n) => n,
+                                Err(_) => stringify!($name),
+                            }
+                        },
+                    };
+                    run(ctx, args, $handler, &META)
+                }
+            }
+            $crate::redis::ctx::command_entry::<Entry>
+        };
     };
 }
 
@@ -128,53 +121,27 @@ mod table;
 #[cfg(feature = "fault-injection")]
 mod testing;
 
-use docs::{build_args, key_specs, INFO_VERSION};
+use docs::{build_args, key_specs};
 use table::{Spec, SPECS};
 
 /// Registers every command (called from OnLoad).
-pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
-    let (Some(create), Some(get), Some(set_info)) = (
-        api!(RedisModule_CreateCommand),
-        api!(RedisModule_GetCommand),
-        api!(RedisModule_SetCommandInfo),
-    ) else {
+pub fn register(ctx: LoadCtx) -> Result<(), String> {
+    if !ctx.has_command_api() {
         return Err("this Redis lacks the command API of 7.0".into());
-    };
+    }
     let acl = add_acl_categories(ctx)?;
     for s in SPECS {
-        // SAFETY: valid load context, static NUL-terminated strings.
-        let rc = unsafe {
-            create(
-                ctx,
-                s.name.as_ptr(),
-                Some(s.func),
-                s.flags.as_ptr(),
-                1,
-                1,
-                1,
-            )
-        };
-        if rc != raw::REDISMODULE_OK as c_int {
-            return Err(format!("could not register {}", s.name.to_string_lossy()));
-        }
-        // SAFETY: the command was just created.
-        let cmd = unsafe { get(ctx, s.name.as_ptr()) };
-        if cmd.is_null() {
-            return Err(format!("could not find {}", s.name.to_string_lossy()));
-        }
-        let info = Box::leak(Box::new(raw::RedisModuleCommandInfo {
-            version: &INFO_VERSION,
-            summary: s.summary.as_ptr(),
-            complexity: s.complexity.as_ptr(),
-            since: s.since.as_ptr(),
-            history: null_mut(),
-            tips: s.tips.map_or(std::ptr::null(), |t| t.as_ptr()),
+        let cmd = ctx.create_command(s.name, s.func, s.flags, (1, 1, 1))?;
+        let info = CommandInfo {
+            summary: s.summary,
+            complexity: s.complexity,
+            since: s.since,
+            tips: s.tips,
             arity: s.arity,
-            key_specs: key_specs(s.access),
-            args: build_args(s.args),
-        }));
-        // SAFETY: a complete, leaked (hence 'static) command info.
-        if unsafe { set_info(cmd, info) } != raw::REDISMODULE_OK as c_int {
+            key_specs: &key_specs(s.access),
+            args: &build_args(s.args),
+        };
+        if !cmd.set_info(&info) {
             return Err(format!(
                 "could not set command info of {}",
                 s.name.to_string_lossy()
@@ -185,7 +152,7 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
         }
     }
     #[cfg(feature = "fault-injection")]
-    testing::register(ctx, create)?;
+    testing::register(ctx)?;
     Ok(())
 }
 
@@ -204,16 +171,12 @@ pub fn acl_categories() -> &'static str {
 /// Registers the ACL categories `bloom` and `cuckoo` where the server can add
 /// module categories (`RedisModule_AddACLCategory`: Valkey 8+, Redis 7.4+;
 /// detected, never assumed). Returns whether it did.
-fn add_acl_categories(ctx: *mut raw::RedisModuleCtx) -> Result<bool, String> {
-    let (Some(add), Some(_)) = (
-        api!(RedisModule_AddACLCategory),
-        api!(RedisModule_SetCommandACLCategories),
-    ) else {
+fn add_acl_categories(ctx: LoadCtx) -> Result<bool, String> {
+    if !ctx.has_acl_categories() {
         return Ok(false);
-    };
+    }
     for cat in [c"bloom", c"cuckoo"] {
-        // SAFETY: valid load context, static NUL-terminated name.
-        if unsafe { add(ctx, cat.as_ptr()) } != raw::REDISMODULE_OK as c_int {
+        if !ctx.add_acl_category(cat) {
             return Err(format!(
                 "could not add the ACL category {}",
                 cat.to_string_lossy()
@@ -226,10 +189,7 @@ fn add_acl_categories(ctx: *mut raw::RedisModuleCtx) -> Result<bool, String> {
 
 /// Puts a command in its family's category plus `read` or `write`, as
 /// RedisBloom 8 does (`@fast`/`@slow` follow from the command flags).
-fn set_acl_categories(cmd: *mut raw::RedisModuleCommand, s: &Spec) -> Result<(), String> {
-    let Some(set) = api!(RedisModule_SetCommandACLCategories) else {
-        return Ok(());
-    };
+fn set_acl_categories(cmd: Command, s: &Spec) -> Result<(), String> {
     let family = if s.name.to_bytes().starts_with(b"bf.") {
         "bloom"
     } else {
@@ -241,8 +201,7 @@ fn set_acl_categories(cmd: *mut raw::RedisModuleCommand, s: &Spec) -> Result<(),
         "read"
     };
     let cats = std::ffi::CString::new(format!("{family} {rw}")).unwrap_or_default();
-    // SAFETY: a command of this module; NUL-terminated categories.
-    if unsafe { set(cmd, cats.as_ptr()) } != raw::REDISMODULE_OK as c_int {
+    if !cmd.set_acl_categories(&cats) {
         return Err(format!(
             "could not set the ACL categories of {}",
             s.name.to_string_lossy()

@@ -15,12 +15,12 @@
 //! module arguments and configs, most as other names of ferrobloom's own
 //! ([`valkey`]).
 
-use std::ffi::{c_char, c_int, c_longlong, c_void, CStr, CString};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU64, Ordering::Relaxed};
+use std::ffi::{c_int, CStr, CString};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
 
 use redis_module::raw;
 
-use super::ffi::{api, log, str_bytes};
+use super::load::{ConfigText, EnumConfig, LoadCtx, NumericConfig, StringConfig};
 use super::server::unprefixed_configs;
 use crate::cmd::cf::CuckooDefaults;
 use crate::cmd::defaults::{BLOOM, CUCKOO};
@@ -216,8 +216,8 @@ static NUMERICS: [&Numeric; 11] = [
 pub struct Float {
     pub name: &'static CStr,
     bits: AtomicU64,
-    /// The string CONFIG GET shows; owned by us (Redis copies it).
-    text: AtomicPtr<raw::RedisModuleString>,
+    /// The string CONFIG GET shows.
+    text: ConfigText,
     clamp: f64,
     zero_ok: bool,
     /// The value it was registered with, as bits (see [`LOADING`]).
@@ -229,7 +229,7 @@ impl Float {
         Float {
             name,
             bits: AtomicU64::new(default_bits),
-            text: AtomicPtr::new(std::ptr::null_mut()),
+            text: ConfigText::new(),
             clamp,
             zero_ok,
             registered: AtomicU64::new(default_bits),
@@ -254,24 +254,7 @@ impl Float {
 
     fn store(&self, v: f64) {
         self.bits.store(v.to_bits(), Relaxed);
-        let text = short_float(v);
-        if let (Some(create), Some(free)) =
-            (api!(RedisModule_CreateString), api!(RedisModule_FreeString))
-        {
-            // SAFETY: a null context creates a string we own.
-            let s = unsafe {
-                create(
-                    std::ptr::null_mut(),
-                    text.as_ptr() as *const c_char,
-                    text.len(),
-                )
-            };
-            let old = self.text.swap(s, Relaxed);
-            if !old.is_null() {
-                // SAFETY: created by us above, no longer referenced.
-                unsafe { free(std::ptr::null_mut(), old) };
-            }
-        }
+        self.text.store(&short_float(v));
     }
 }
 
@@ -416,104 +399,56 @@ pub fn cf_max_filters(trusted: bool) -> u32 {
     }
 }
 
-fn config_error(err: *mut *mut raw::RedisModuleString, msg: &str) -> c_int {
-    if !err.is_null() {
-        if let Some(create) = api!(RedisModule_CreateString) {
-            // SAFETY: Redis takes ownership of the error string.
-            unsafe {
-                *err = create(
-                    std::ptr::null_mut(),
-                    msg.as_ptr() as *const c_char,
-                    msg.len(),
-                )
-            };
-        }
+impl NumericConfig for Numeric {
+    fn get(&self) -> i64 {
+        Numeric::get(self)
     }
-    raw::REDISMODULE_ERR as c_int
-}
 
-extern "C" fn get_numeric(_name: *const c_char, privdata: *mut c_void) -> c_longlong {
-    // SAFETY: privdata is one of the static Numerics.
-    match unsafe { (privdata as *const Numeric).as_ref() } {
-        Some(n) => n.get(),
-        None => 0,
-    }
-}
-
-extern "C" fn set_numeric(
-    _name: *const c_char,
-    val: c_longlong,
-    privdata: *mut c_void,
-    err: *mut *mut raw::RedisModuleString,
-) -> c_int {
-    // SAFETY: privdata is one of the static Numerics.
-    match unsafe { (privdata as *const Numeric).as_ref() } {
-        Some(n) if n.is_default_while_loading(val) => raw::REDISMODULE_OK as c_int,
-        Some(n) if (n.min..=n.max).contains(&val) => {
-            n.set(val);
-            raw::REDISMODULE_OK as c_int
-        }
-        Some(n) if val > n.max && val <= n.redisbloom_max && unprefixed_configs() => {
-            n.set(n.max);
-            raw::REDISMODULE_OK as c_int
-        }
-        Some(n) => config_error(
-            err,
-            &format!(
+    fn set(&self, val: i64) -> Result<(), String> {
+        if self.is_default_while_loading(val) {
+            Ok(())
+        } else if (self.min..=self.max).contains(&val) {
+            Numeric::set(self, val);
+            Ok(())
+        } else if val > self.max && val <= self.redisbloom_max && unprefixed_configs() {
+            Numeric::set(self, self.max);
+            Ok(())
+        } else {
+            Err(format!(
                 "Value for `{}` must be in the range [{}, {}]",
-                n.name.to_string_lossy(),
-                n.min,
-                n.max
-            ),
-        ),
-        None => config_error(err, "unknown config"),
-    }
-}
-
-extern "C" fn get_float(
-    _name: *const c_char,
-    privdata: *mut c_void,
-) -> *mut raw::RedisModuleString {
-    // SAFETY: privdata is one of the static Floats.
-    match unsafe { (privdata as *const Float).as_ref() } {
-        Some(f) => f.text.load(Relaxed),
-        None => std::ptr::null_mut(),
-    }
-}
-
-extern "C" fn set_float(
-    _name: *const c_char,
-    val: *mut raw::RedisModuleString,
-    privdata: *mut c_void,
-    err: *mut *mut raw::RedisModuleString,
-) -> c_int {
-    // SAFETY: privdata is one of the static Floats.
-    let Some(f) = (unsafe { (privdata as *const Float).as_ref() }) else {
-        return config_error(err, "unknown config");
-    };
-    let bytes = str_bytes(val);
-    let name = f.name.to_string_lossy();
-    if parse_f64(bytes).is_none() {
-        return config_error(err, &format!("Invalid value for `{name}`"));
-    }
-    match f.parse(bytes) {
-        Some(v) => {
-            if let Some(why) = unusable_rate(f, v) {
-                return config_error(err, &why);
-            }
-            if f.is_default_while_loading(v) {
-                return raw::REDISMODULE_OK as c_int;
-            }
-            f.store(v);
-            raw::REDISMODULE_OK as c_int
+                self.name.to_string_lossy(),
+                self.min,
+                self.max
+            ))
         }
-        None => config_error(
-            err,
-            &format!(
+    }
+}
+
+impl StringConfig for Float {
+    fn text(&self) -> &ConfigText {
+        &self.text
+    }
+
+    fn set(&self, bytes: &[u8]) -> Result<(), String> {
+        let name = self.name.to_string_lossy();
+        if parse_f64(bytes).is_none() {
+            return Err(format!("Invalid value for `{name}`"));
+        }
+        match self.parse(bytes) {
+            Some(v) => {
+                if let Some(why) = unusable_rate(self, v) {
+                    return Err(why);
+                }
+                if !self.is_default_while_loading(v) {
+                    self.store(v);
+                }
+                Ok(())
+            }
+            None => Err(format!(
                 "Value for `{name}` must be in the range {}0.000000, 1.000000)",
-                if f.zero_ok { "[" } else { "(" }
-            ),
-        ),
+                if self.zero_ok { "[" } else { "(" }
+            )),
+        }
     }
 }
 
@@ -521,78 +456,63 @@ extern "C" fn set_float(
 static CF_LAYOUT: AtomicI64 = AtomicI64::new(CUCKOO.redisbloom as i64);
 const CF_LAYOUT_REDISBLOOM: i64 = 1;
 
-extern "C" fn get_cf_layout(_name: *const c_char, _privdata: *mut c_void) -> c_int {
-    CF_LAYOUT.load(Relaxed) as c_int
-}
+/// The `bf.cf-layout` enum config.
+struct CfLayout;
 
-extern "C" fn set_cf_layout(
-    _name: *const c_char,
-    val: c_int,
-    _privdata: *mut c_void,
-    err: *mut *mut raw::RedisModuleString,
-) -> c_int {
-    if val == 0 || i64::from(val) == CF_LAYOUT_REDISBLOOM {
-        CF_LAYOUT.store(i64::from(val), Relaxed);
-        raw::REDISMODULE_OK as c_int
-    } else {
-        config_error(err, "Invalid value for `cf-layout`")
+impl EnumConfig for CfLayout {
+    fn get(&self) -> c_int {
+        CF_LAYOUT.load(Relaxed) as c_int
     }
-}
 
-extern "C" fn get_layout(_name: *const c_char, _privdata: *mut c_void) -> c_int {
-    BF_LAYOUT.load(Relaxed) as c_int
-}
-
-extern "C" fn set_layout(
-    _name: *const c_char,
-    val: c_int,
-    _privdata: *mut c_void,
-    err: *mut *mut raw::RedisModuleString,
-) -> c_int {
-    // Redis only passes values from the registered list; check anyway.
-    match u8::try_from(val).ok().and_then(BloomLayout::from_code) {
-        Some(l) => {
-            BF_LAYOUT.store(i64::from(l.code()), Relaxed);
-            raw::REDISMODULE_OK as c_int
+    fn set(&self, val: c_int) -> Result<(), String> {
+        if val == 0 || i64::from(val) == CF_LAYOUT_REDISBLOOM {
+            CF_LAYOUT.store(i64::from(val), Relaxed);
+            Ok(())
+        } else {
+            Err("Invalid value for `cf-layout`".into())
         }
-        None => config_error(err, "Invalid value for `bf-layout`"),
     }
 }
 
-type EnumGet = extern "C" fn(*const c_char, *mut c_void) -> c_int;
-type EnumSet =
-    extern "C" fn(*const c_char, c_int, *mut c_void, *mut *mut raw::RedisModuleString) -> c_int;
+/// The `bf.bf-layout` enum config.
+struct BfLayout;
+
+impl EnumConfig for BfLayout {
+    fn get(&self) -> c_int {
+        BF_LAYOUT.load(Relaxed) as c_int
+    }
+
+    fn set(&self, val: c_int) -> Result<(), String> {
+        // Redis only passes values from the registered list; check anyway.
+        match u8::try_from(val).ok().and_then(BloomLayout::from_code) {
+            Some(l) => {
+                BF_LAYOUT.store(i64::from(l.code()), Relaxed);
+                Ok(())
+            }
+            None => Err("Invalid value for `bf-layout`".into()),
+        }
+    }
+}
 
 /// Registers an enum config (`values`: name and value of each choice).
-fn register_enum(
-    ctx: *mut raw::RedisModuleCtx,
+fn register_enum<T: EnumConfig>(
+    ctx: LoadCtx,
     name: &CStr,
     default: c_int,
     values: &[(&CStr, u8)],
-    (get, set): (EnumGet, EnumSet),
+    config: &'static T,
 ) -> Result<(), String> {
-    let Some(reg_enum) = api!(RedisModule_RegisterEnumConfig) else {
+    if !ctx.has_config_api() {
         return Err("this Redis has no module configuration API (needs 7.0+)".into());
-    };
-    let names: Vec<*const c_char> = values.iter().map(|(n, _)| n.as_ptr()).collect();
-    let codes: Vec<c_int> = values.iter().map(|(_, v)| c_int::from(*v)).collect();
-    // SAFETY: valid load context; Redis copies the names; the arrays outlive the call.
-    let rc = unsafe {
-        reg_enum(
-            ctx,
-            name.as_ptr(),
-            default,
-            raw::REDISMODULE_CONFIG_DEFAULT,
-            names.as_ptr() as *mut *const c_char,
-            codes.as_ptr(),
-            names.len() as c_int,
-            Some(get),
-            Some(set),
-            None,
-            std::ptr::null_mut(),
-        )
-    };
-    if rc != raw::REDISMODULE_OK as c_int {
+    }
+    let values: Vec<(&CStr, c_int)> = values.iter().map(|(n, v)| (*n, c_int::from(*v))).collect();
+    if !ctx.register_enum(
+        name,
+        default,
+        raw::REDISMODULE_CONFIG_DEFAULT,
+        &values,
+        config,
+    ) {
         return Err(format!(
             "could not register config {}",
             name.to_string_lossy()
@@ -603,7 +523,7 @@ fn register_enum(
 
 /// Registers every config (with the current values, which module arguments may
 /// have set, as defaults) and applies the `bf.*` lines of redis.conf.
-pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
+pub fn register(ctx: LoadCtx) -> Result<(), String> {
     for n in NUMERICS {
         n.registered.store(n.get(), Relaxed);
     }
@@ -614,8 +534,7 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
     let done = register_all(ctx);
     LOADING.store(false, Relaxed);
     done?;
-    log(
-        ctx,
+    ctx.log(
         c"notice",
         &format!(
             "ferrobloom configs: bf-layout {} bf-error-rate {} bf-initial-size {} bf-expansion-factor {} bf-max-links {} max-filter-memory {} max-item-size {} merge-max-bytes {} cf-max-expansions {} cf-error-rate {} {}",
@@ -636,13 +555,10 @@ pub fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
 }
 
 /// Registers every config and loads redis.conf's lines for them.
-fn register_all(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
-    let (Some(reg_num), Some(reg_str)) = (
-        api!(RedisModule_RegisterNumericConfig),
-        api!(RedisModule_RegisterStringConfig),
-    ) else {
+fn register_all(ctx: LoadCtx) -> Result<(), String> {
+    if !ctx.has_config_api() {
         return Err("this Redis has no module configuration API (needs 7.0+)".into());
-    };
+    }
     for n in NUMERICS {
         let (name, unprefixed) = registered_name(n.name);
         let flags = if n.memory {
@@ -655,22 +571,7 @@ fn register_all(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
         } else {
             n.max
         };
-        // SAFETY: valid load context; privdata is a static; Redis copies the name.
-        let rc = unsafe {
-            reg_num(
-                ctx,
-                name.as_ptr(),
-                n.get(),
-                flags | unprefixed,
-                n.min,
-                max,
-                Some(get_numeric),
-                Some(set_numeric),
-                None,
-                n as &Numeric as *const Numeric as *mut c_void,
-            )
-        };
-        if rc != raw::REDISMODULE_OK as c_int {
+        if !ctx.register_numeric(&name, n.get(), flags | unprefixed, (n.min, max), n) {
             return Err(format!(
                 "could not register config {}",
                 n.name.to_string_lossy()
@@ -679,22 +580,14 @@ fn register_all(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
     }
     for f in FLOATS {
         let (name, unprefixed) = registered_name(f.name);
-        let current = format!("{}\0", f.get());
+        let current = CString::new(format!("{}", f.get())).unwrap_or_default();
         f.store(f.get());
-        // SAFETY: valid load context; NUL-terminated default; privdata is a static.
-        let rc = unsafe {
-            reg_str(
-                ctx,
-                name.as_ptr(),
-                current.as_ptr() as *const c_char,
-                raw::REDISMODULE_CONFIG_DEFAULT | unprefixed,
-                Some(get_float),
-                Some(set_float),
-                None,
-                f as *const Float as *mut c_void,
-            )
-        };
-        if rc != raw::REDISMODULE_OK as c_int {
+        if !ctx.register_string(
+            &name,
+            &current,
+            raw::REDISMODULE_CONFIG_DEFAULT | unprefixed,
+            f,
+        ) {
             return Err(format!(
                 "could not register config {}",
                 f.name.to_string_lossy()
@@ -704,14 +597,14 @@ fn register_all(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
     register_enum(
         ctx,
         c"bf-layout",
-        get_layout(std::ptr::null(), std::ptr::null_mut()),
+        BfLayout.get(),
         &[
             (c"classic", BloomLayout::Classic.code()),
             (c"blocked", BloomLayout::Blocked.code()),
             (c"paired", BloomLayout::Paired.code()),
             (c"redisbloom", BloomLayout::RedisBloom.code()),
         ],
-        (get_layout, set_layout),
+        &BfLayout,
     )?;
     register_enum(
         ctx,
@@ -721,14 +614,11 @@ fn register_all(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
             (c"ferrobloom", 0),
             (c"redisbloom", CF_LAYOUT_REDISBLOOM as u8),
         ],
-        (get_cf_layout, set_cf_layout),
+        &CfLayout,
     )?;
     valkey::register(ctx)?;
-    if let Some(load) = api!(RedisModule_LoadConfigs) {
-        // SAFETY: valid load context.
-        if unsafe { load(ctx) } != raw::REDISMODULE_OK as c_int {
-            return Err("could not apply the module's configs from redis.conf".into());
-        }
+    if !ctx.load_configs() {
+        return Err("could not apply the module's configs from redis.conf".into());
     }
     Ok(())
 }

@@ -1,11 +1,15 @@
-//! A command's context (reply helpers, replication) and its arguments.
+//! A command's context (reply helpers, replication, keyspace events, the log)
+//! and its arguments, and the entry point the server calls for every command
+//! ([`command_entry`]): the only place a command's raw pointers become a [`Ctx`]
+//! and [`Args`].
 
-use std::ffi::{c_char, c_int, c_long, c_longlong, CStr};
+use std::ffi::{c_char, c_int, c_long, c_longlong, c_void, CStr};
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use redis_module::raw;
 
-use super::ffi::{api, str_bytes};
+use super::ffi::{api, log_in, RStr};
 
 /// Set by every replication call of the running command ([`Ctx::replicate`]
 /// and the like), read and cleared by the command trampoline (`stats::after`).
@@ -21,10 +25,55 @@ pub fn take_changed() -> bool {
     CHANGED.swap(false, Relaxed)
 }
 
-/// A command invocation's context.
+/// What the server runs for a command: `commands.rs` implements it once per
+/// command (the handler inside its panic guard) and registers
+/// [`command_entry`] for it.
+pub trait Command {
+    fn call(ctx: Ctx, args: Args);
+}
+
+/// The function the server calls for the command `C` (registered with
+/// `RedisModule_CreateCommand`).
+///
+/// # Safety
+/// Called by the server only: `ctx` is the command's context and `argv` holds
+/// `argc` valid strings, all valid until the call returns.
+pub unsafe extern "C" fn command_entry<C: Command>(
+    ctx: *mut raw::RedisModuleCtx,
+    argv: *mut *mut raw::RedisModuleString,
+    argc: c_int,
+) -> c_int {
+    let c = Ctx {
+        ptr: ctx,
+        _call: PhantomData,
+    };
+    // SAFETY: the server passes argc valid strings that outlive the call.
+    let args = unsafe { Args::from_raw(argv, argc) };
+    C::call(c, args);
+    raw::REDISMODULE_OK as c_int
+}
+
+/// What a timer does when it fires ([`Ctx::create_timer`]).
+pub trait Timer {
+    fn fire(ctx: Ctx);
+}
+
+/// The function the server calls when a timer of `T` fires.
+///
+/// # Safety
+/// Called by the server only, with a valid context for the call.
+unsafe extern "C" fn timer_entry<T: Timer>(ctx: *mut raw::RedisModuleCtx, _data: *mut c_void) {
+    T::fire(Ctx {
+        ptr: ctx,
+        _call: PhantomData,
+    });
+}
+
+/// A command invocation's context, valid during the command (`'a`).
 #[derive(Clone, Copy)]
-pub struct Ctx {
-    pub ptr: *mut raw::RedisModuleCtx,
+pub struct Ctx<'a> {
+    ptr: *mut raw::RedisModuleCtx,
+    _call: PhantomData<&'a ()>,
 }
 
 /// The arguments of a command (argv[0] is the command name).
@@ -36,11 +85,12 @@ pub struct Args<'a> {
 impl<'a> Args<'a> {
     /// # Safety
     /// `argv` must point to `argc` valid strings that outlive `'a`.
-    pub unsafe fn from_raw(argv: *mut *mut raw::RedisModuleString, argc: c_int) -> Self {
+    unsafe fn from_raw(argv: *mut *mut raw::RedisModuleString, argc: c_int) -> Self {
         let argv = if argv.is_null() || argc <= 0 {
             &[][..]
         } else {
-            std::slice::from_raw_parts(argv, argc as usize)
+            // SAFETY: argc valid pointers at argv for 'a (the caller's contract).
+            unsafe { std::slice::from_raw_parts(argv, argc as usize) }
         };
         Args { argv }
     }
@@ -49,26 +99,25 @@ impl<'a> Args<'a> {
         self.argv.len()
     }
 
-    /// The raw string at `i`, if present.
-    pub fn raw(&self, i: usize) -> Option<*mut raw::RedisModuleString> {
-        self.argv.get(i).copied()
+    /// The module string at `i`, if present (a key name, or an argument to
+    /// replicate as it came).
+    pub fn string(&self, i: usize) -> Option<RStr<'a>> {
+        // SAFETY: the server's argument strings live for 'a (`from_raw`).
+        self.argv.get(i).and_then(|&s| unsafe { RStr::from_raw(s) })
     }
 
     /// The bytes of argument `i` (empty if absent).
     pub fn bytes(&self, i: usize) -> &'a [u8] {
-        match self.argv.get(i) {
-            Some(&s) => str_bytes(s),
-            None => &[],
-        }
+        self.string(i).map_or(&[], |s| s.bytes())
     }
 
     /// All arguments from `i` on, as byte slices.
     pub fn iter_from(&self, i: usize) -> impl Iterator<Item = &'a [u8]> + '_ {
-        self.argv.iter().skip(i).map(|&s| str_bytes(s))
+        (i..self.len()).map(|i| self.bytes(i))
     }
 }
 
-impl Ctx {
+impl Ctx<'_> {
     pub fn is_resp3(&self) -> bool {
         match api!(RedisModule_GetContextFlags) {
             // SAFETY: valid context.
@@ -88,7 +137,79 @@ impl Ctx {
     /// [`forget_trusted`] before each command. On a primary that is not loading
     /// the flags are not read at all ([`watch_trust`]).
     pub fn trusted(&self) -> bool {
-        super::trust::trusted(self.ptr)
+        super::trust::trusted(|| self.flags())
+    }
+
+    /// The raw context, for the API calls of the wrapper files (`key.rs`).
+    pub(super) fn as_ptr(&self) -> *mut raw::RedisModuleCtx {
+        self.ptr
+    }
+
+    /// The context flags (`RedisModule_GetContextFlags`; 0 if the server cannot say).
+    fn flags(&self) -> u32 {
+        match api!(RedisModule_GetContextFlags) {
+            // SAFETY: valid context (the command's own).
+            Some(f) => (unsafe { f(self.ptr) }) as u32,
+            None => 0,
+        }
+    }
+
+    /// Logs to the server log (as the module, within this command).
+    pub fn log(&self, level: &CStr, msg: &str) {
+        // SAFETY: valid context (the command's own).
+        unsafe { log_in(self.ptr, level, msg) }
+    }
+
+    /// Starts a one-shot timer that runs `T` on the main thread in `period_ms`
+    /// milliseconds; whether the server took it.
+    pub fn create_timer<T: Timer>(&self, period_ms: i64) -> bool {
+        let Some(create) = api!(RedisModule_CreateTimer) else {
+            return false;
+        };
+        // SAFETY: a valid context of the main thread; the callback takes no data.
+        unsafe {
+            create(
+                self.ptr,
+                period_ms,
+                Some(timer_entry::<T>),
+                std::ptr::null_mut(),
+            )
+        };
+        true
+    }
+
+    /// Sends a keyspace event of the module class for `key`.
+    pub fn notify_keyspace_event(&self, event: &CStr, key: RStr) {
+        if let Some(f) = api!(RedisModule_NotifyKeyspaceEvent) {
+            // SAFETY: valid context, NUL-terminated event name, a valid key string.
+            unsafe {
+                f(
+                    self.ptr,
+                    raw::REDISMODULE_NOTIFY_MODULE,
+                    event.as_ptr() as *const c_char,
+                    key.as_ptr(),
+                )
+            };
+        }
+    }
+
+    /// Whether this call only asks for the command's key positions (a command
+    /// registered `getkeys-api`): answer with [`Ctx::key_at_pos`].
+    pub fn is_keys_position_request(&self) -> bool {
+        match api!(RedisModule_IsKeysPositionRequest) {
+            // SAFETY: valid context (the command's own).
+            Some(f) => (unsafe { f(self.ptr) }) != 0,
+            None => false,
+        }
+    }
+
+    /// Declares argument `pos` a key (answering a key-position request).
+    pub fn key_at_pos(&self, pos: usize) {
+        let (Some(f), Ok(pos)) = (api!(RedisModule_KeyAtPos), c_int::try_from(pos)) else {
+            return;
+        };
+        // SAFETY: valid context within a key-position request.
+        unsafe { f(self.ptr, pos) };
     }
 
     /// The calling client's id (0 if the server cannot say).
@@ -230,7 +351,7 @@ impl Ctx {
 
     /// Replicates `cmd` with byte-string arguments, before whatever else this
     /// command replicates (the server wraps several in MULTI/EXEC).
-    pub fn replicate(&self, cmd: &CStr, key: *mut raw::RedisModuleString, args: &[&[u8]]) {
+    pub fn replicate(&self, cmd: &CStr, key: RStr, args: &[&[u8]]) {
         mark_changed();
         let (Some(create), Some(free), Some(repl)) = (
             api!(RedisModule_CreateString),
@@ -239,11 +360,13 @@ impl Ctx {
         ) else {
             return;
         };
-        let mut strs: [*mut raw::RedisModuleString; 12] = [std::ptr::null_mut(); 12];
+        // The longest: BF.RESERVE's key, error, capacity, every option and
+        // SHAPES (`crate::cmd::options::RESERVE_MAX_ARGS` + 2, less the command).
+        let mut strs: [*mut raw::RedisModuleString; 24] = [std::ptr::null_mut(); 24];
         if args.len() + 1 > strs.len() {
             return;
         }
-        strs[0] = key;
+        strs[0] = key.as_ptr();
         for (slot, a) in strs.iter_mut().skip(1).zip(args) {
             // SAFETY: valid context; a is readable for its length.
             *slot = unsafe { create(self.ptr, a.as_ptr() as *const c_char, a.len()) };
@@ -275,7 +398,7 @@ impl Ctx {
             api!(RedisModule_CreateString),
             api!(RedisModule_FreeString),
             api!(RedisModule_Replicate),
-            args.raw(1),
+            args.string(1),
         ) else {
             return;
         };
@@ -288,7 +411,7 @@ impl Ctx {
             self.replicate_verbatim();
             return;
         }
-        v.push(key);
+        v.push(key.as_ptr());
         for h in head {
             // SAFETY: valid context; h is readable for its length.
             v.push(unsafe { create(self.ptr, h.as_ptr() as *const c_char, h.len()) });
@@ -296,7 +419,8 @@ impl Ctx {
         v.extend(
             (from..upto)
                 .filter(|i| skip.binary_search(i).is_err())
-                .filter_map(|i| args.raw(i)),
+                .filter_map(|i| args.string(i))
+                .map(|s| s.as_ptr()),
         );
         // SAFETY: "v" takes an array of module strings and its length; Redis takes
         // its own references to them.

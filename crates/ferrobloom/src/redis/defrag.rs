@@ -45,7 +45,7 @@ use super::alloc;
 use super::config::defrag_enabled;
 use super::ffi::api;
 use super::guard::guard;
-use super::value::FilterValue;
+use super::value::{FilterValue, Stored};
 use ferrobloom_core::relocate::{Pass, Relocation, Relocator};
 
 /// Blocks at least this large are not offered (module doc).
@@ -148,19 +148,19 @@ fn defrag_value<T: FilterValue>(
     if cursor == 0 {
         // The value's own box, once per visit (a resumed pass starts past it).
         // SAFETY: `value` points to the module value's pointer, which holds a
-        // `Box<T>` of ours (`rdb_load`, `copy` and the commands create it with
-        // `Box::into_raw`).
+        // `Box<Stored<T>>` of ours (`rdb_load`, `copy` and the commands create
+        // it with `Box::into_raw`).
         let v = unsafe { *value } as *mut u8;
         if !v.is_null() {
-            if let Some(new) = relocator.offer(v, Layout::new::<T>()) {
+            if let Some(new) = relocator.offer(v, Layout::new::<Stored<T>>()) {
                 // SAFETY: as above; the server reads the value from there.
                 unsafe { *value = new as *mut c_void };
             }
         }
     }
-    // SAFETY: as above: a live `T` of ours, used by nothing else while the
-    // callback runs.
-    let Some(v) = (unsafe { (*value as *mut T).as_mut() }) else {
+    // SAFETY: as above: a live `Stored<T>` of ours, used by nothing else
+    // while the callback runs.
+    let Some(v) = (unsafe { (*value as *mut Stored<T>).as_mut() }).map(|s| &mut s.filter) else {
         return 0;
     };
     let mut pass = Pass::new(&mut relocator, cursor as u64);

@@ -13,21 +13,19 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 
-use super::ffi::log;
+use super::ffi::{exit_child, getpid, log};
 
 /// The server's process id, recorded at load: callbacks running in another
 /// process run in a fork child (BGSAVE, BGREWRITEAOF, a replication sync).
 static MAIN_PID: AtomicI32 = AtomicI32::new(0);
 
 pub fn record_main_pid() {
-    // SAFETY: getpid has no preconditions.
-    MAIN_PID.store(unsafe { libc::getpid() }, Relaxed);
+    MAIN_PID.store(getpid(), Relaxed);
 }
 
 fn in_fork_child() -> bool {
     let main = MAIN_PID.load(Relaxed);
-    // SAFETY: getpid has no preconditions.
-    main != 0 && unsafe { libc::getpid() } != main
+    main != 0 && getpid() != main
 }
 
 /// Runs `f`, logging and reporting a panic as `Err`.
@@ -43,7 +41,6 @@ fn contain<R>(what: &str, f: impl FnOnce() -> R) -> Result<R, ()> {
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic".to_string());
         log(
-            std::ptr::null_mut(),
             c"warning",
             &format!("ferrobloom: internal error in {what}: {msg} (contained; please report)"),
         );
@@ -65,13 +62,12 @@ pub fn guard<R>(what: &str, fallback: R, f: impl FnOnce() -> R) -> R {
 pub fn guard_persist(what: &str, f: impl FnOnce()) {
     if contain(what, f).is_err() && in_fork_child() {
         log(
-            std::ptr::null_mut(),
             c"warning",
             &format!("ferrobloom: failing this {what} child so the previous file is kept"),
         );
-        // SAFETY: _exit ends the fork child at once, without running the
-        // parent's atexit handlers or flushing its stdio buffers.
-        unsafe { libc::_exit(1) };
+        // Ends the fork child at once, without running the parent's atexit
+        // handlers or flushing its stdio buffers.
+        exit_child(1);
     }
 }
 

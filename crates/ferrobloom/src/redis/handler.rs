@@ -3,7 +3,7 @@
 //! origin (client or primary/AOF) of the running command, the replicated
 //! creation of a Bloom filter, and SCANDUMP's replies.
 
-use super::api::{Args, Ctx};
+use super::api::{Args, Ctx, RStr};
 use super::config::max_item_bytes;
 use crate::cmd::errors::CmdError;
 use crate::cmd::lenient::Origin;
@@ -23,8 +23,8 @@ impl<'a> ArgList<'a> for Args<'a> {
 }
 
 /// The key argument (argv\[1\]) of every BF and CF command.
-pub fn key_name(args: &Args) -> Result<*mut redis_module::raw::RedisModuleString, CmdError> {
-    args.raw(1).ok_or(CmdError::WrongArity)
+pub fn key_name<'a>(args: &Args<'a>) -> Result<RStr<'a>, CmdError> {
+    args.string(1).ok_or(CmdError::WrongArity)
 }
 
 /// Refuses items longer than `bf.max-item-size` (shared by BF and CF commands).
@@ -47,8 +47,7 @@ pub fn origin(ctx: Ctx) -> Origin {
 pub fn note_beyond_client_limits(ctx: Ctx, what: &str) {
     static LOGGED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     if !LOGGED.swap(true, std::sync::atomic::Ordering::Relaxed) {
-        super::ffi::log(
-            ctx.ptr,
+        ctx.log(
             c"warning",
             &format!(
                 "ferrobloom: applied a filter creation from the primary or the AOF beyond the \
@@ -61,11 +60,7 @@ pub fn note_beyond_client_limits(ctx: Ctx, what: &str) {
 /// Replicates the creation of a filter with every parameter spelled out, so a
 /// replica (or the AOF) builds the same filter whatever its own defaults are
 /// (the arguments: [`reserve_args`]).
-pub fn replicate_reserve(
-    ctx: Ctx,
-    key: *mut redis_module::raw::RedisModuleString,
-    p: &CreateParams,
-) {
+pub fn replicate_reserve(ctx: Ctx, key: RStr, p: &CreateParams) {
     let args = reserve_args(p);
     let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
     ctx.replicate(c"BF.RESERVE", key, &args);

@@ -7,14 +7,14 @@ use std::marker::PhantomData;
 use redis_module::raw;
 
 use super::ctx::Ctx;
-use super::ffi::api;
+use super::ffi::{api, RStr};
 use super::stats::{Figures, Gauges};
 use super::value::{next_stamp, FilterValue, Stored};
 use crate::cmd::errors::{self, CmdError};
 
 /// A registered module data type whose values are `Box<Stored<T>>`.
 pub struct ModuleType<T> {
-    pub(crate) raw: std::sync::atomic::AtomicPtr<raw::RedisModuleType>,
+    raw: std::sync::atomic::AtomicPtr<raw::RedisModuleType>,
     _t: PhantomData<fn() -> T>,
 }
 
@@ -27,6 +27,10 @@ impl<T> ModuleType<T> {
     }
     pub fn get(&self) -> *mut raw::RedisModuleType {
         self.raw.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    /// Records the type the server created (`io::create_data_type`).
+    pub(super) fn registered(&self, t: *mut raw::RedisModuleType) {
+        self.raw.store(t, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -50,8 +54,10 @@ pub enum KeyState {
 /// A key opened for writing keeps the `INFO bf` gauges exact: the first time it
 /// hands out (or stores) a filter it records the filter's figures, and when it
 /// closes it applies the difference to its type's gauges (see `stats`).
-pub struct Key {
+pub struct Key<'a> {
     ptr: *mut raw::RedisModuleKey,
+    /// Open within the command whose context opened it.
+    _ctx: PhantomData<Ctx<'a>>,
     write: bool,
     acct: Option<Accounting>,
 }
@@ -66,29 +72,31 @@ struct Accounting {
 }
 
 /// # Safety
-/// `v` points to a live `Stored<T>`.
+/// `v` is null or points to a live `Stored<T>`.
 unsafe fn figures_of<T: FilterValue>(v: *const c_void) -> Figures {
-    match (v as *const Stored<T>).as_ref() {
+    // SAFETY: null or a live Stored<T> (the caller's contract).
+    match unsafe { (v as *const Stored<T>).as_ref() } {
         Some(v) => v.filter.figures(),
         None => Figures::default(),
     }
 }
 
-impl Key {
+impl<'a> Key<'a> {
     /// Opens `name` for reading, or for reading and writing.
-    pub fn open(ctx: Ctx, name: *mut raw::RedisModuleString, write: bool) -> Key {
+    pub fn open(ctx: Ctx<'a>, name: RStr, write: bool) -> Key<'a> {
         let mode = if write {
             raw::REDISMODULE_READ | raw::REDISMODULE_WRITE
         } else {
             raw::REDISMODULE_READ
         };
         let ptr = match api!(RedisModule_OpenKey) {
-            // SAFETY: valid context and key name.
-            Some(f) => unsafe { f(ctx.ptr, name, mode as c_int) },
+            // SAFETY: valid context (the running command's) and key name.
+            Some(f) => unsafe { f(ctx.as_ptr(), name.as_ptr(), mode as c_int) },
             None => std::ptr::null_mut(),
         };
         Key {
             ptr,
+            _ctx: PhantomData,
             write,
             acct: None,
         }
@@ -146,7 +154,8 @@ impl Key {
             // SAFETY: as above.
             self.account::<T>(unsafe { &*v }.filter.figures());
         }
-        // SAFETY: as above.
+        // SAFETY: as above; the key (and its value) stays open while `self` is
+        // borrowed for 'k.
         match unsafe { v.as_mut() } {
             Some(v) => {
                 if self.write {
@@ -221,7 +230,7 @@ impl Key {
     }
 }
 
-impl Drop for Key {
+impl Drop for Key<'_> {
     fn drop(&mut self) {
         if self.ptr.is_null() {
             return;

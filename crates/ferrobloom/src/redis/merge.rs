@@ -19,11 +19,8 @@
 //! only for an estimate within an ulp of a half, and then by one item.)
 
 use std::collections::HashSet;
-use std::ffi::c_int;
 
-use redis_module::raw;
-
-use super::api::{api, Args, Ctx, Key, KeyState};
+use super::api::{Args, Ctx, Key, KeyState};
 use super::config::{bloom_limits, merge_max_bytes};
 use super::handler::CmdResult;
 use super::types::BLOOM;
@@ -38,22 +35,14 @@ use ferrobloom_core::filter::BloomFilter;
 /// without it a BF.MERGE across slots would run instead of answering CROSSSLOT.
 /// Returns whether this call was such a request.
 fn key_positions(ctx: Ctx, args: &Args) -> bool {
-    let (Some(is_request), Some(key_at)) = (
-        api!(RedisModule_IsKeysPositionRequest),
-        api!(RedisModule_KeyAtPos),
-    ) else {
-        return false;
-    };
-    // SAFETY: the command's own context.
-    if unsafe { is_request(ctx.ptr) } == 0 {
+    if !ctx.is_keys_position_request() {
         return false;
     }
     // The sources (without a trailing OVERFILL): numkeys says how many.
     let last = parse_merge(args).map_or(args.len(), |m| FIRST_SOURCE + m.sources);
     for pos in std::iter::once(1).chain(FIRST_SOURCE..last) {
         if pos < args.len() {
-            // SAFETY: as above; `pos` is an argument index.
-            unsafe { key_at(ctx.ptr, pos as c_int) };
+            ctx.key_at_pos(pos);
         }
     }
     true
@@ -66,7 +55,7 @@ pub fn merge(ctx: Ctx, args: Args) -> CmdResult {
     }
     let parsed = parse_merge(&args)?;
     let count = parsed.sources;
-    let dest_name = args.raw(1).ok_or(CmdError::WrongArity)?;
+    let dest_name = args.string(1).ok_or(CmdError::WrongArity)?;
     let dest_bytes = args.bytes(1);
     let mut dest = Key::open(ctx, dest_name, true);
     let dest_state = dest.state(&BLOOM);
@@ -87,7 +76,7 @@ pub fn merge(ctx: Ctx, args: Args) -> CmdResult {
         if !seen.insert(name) {
             continue;
         }
-        let mut key = Key::open(ctx, args.raw(i).ok_or(CmdError::WrongArity)?, false);
+        let mut key = Key::open(ctx, args.string(i).ok_or(CmdError::WrongArity)?, false);
         match key.state(&BLOOM) {
             KeyState::Found => keys.push((pos, key)),
             KeyState::Missing => return Err(e::NOT_FOUND.into()),

@@ -14,22 +14,24 @@ pub mod ffi;
 pub mod guard;
 pub mod handler;
 pub mod info;
+pub mod io;
 pub mod key;
+pub mod load;
 pub mod membership;
 pub mod merge;
 pub mod reclaim;
 pub mod server;
+pub mod shapes;
 pub mod stats;
 pub mod trust;
 pub mod types;
 pub mod value;
 pub mod window;
 
-use redis_module::raw;
-
 /// Everything OnLoad does after `RedisModule_Init`. An `Err` refuses the load
 /// (the message goes to the server log).
-pub fn on_load(ctx: *mut raw::RedisModuleCtx, args: &[&[u8]]) -> Result<(), String> {
+pub fn on_load(ctx: &redis_module::Context, args: &[&[u8]]) -> Result<(), String> {
+    let ctx = load::LoadCtx::new(ctx);
     guard::record_main_pid();
     server::declare_options(ctx);
     config::apply_module_args(args)?;
@@ -38,8 +40,7 @@ pub fn on_load(ctx: *mut raw::RedisModuleCtx, args: &[&[u8]]) -> Result<(), Stri
     commands::register(ctx)?;
     info::register(ctx);
     trust::watch_trust(ctx);
-    ffi::log(
-        ctx,
+    ctx.log(
         c"notice",
         &format!(
             "ferrobloom {} loaded (module 'bf', API level {})",

@@ -17,14 +17,12 @@
 //!   spends more than one step on it per write or tick.
 
 use std::collections::VecDeque;
-use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Mutex, OnceLock};
 
-use redis_module::raw;
-
-use super::api::{api, Ctx};
+use super::api::Ctx;
+use super::ctx::Timer;
 use super::guard::guard;
 use ferrobloom_core::bloom::BloomChain;
 
@@ -120,7 +118,7 @@ pub fn free_retired(ctx: Ctx, retired: Job) {
     }
     b.jobs.push_back((job, 0, 0));
     step(&mut b);
-    arm_timer(ctx.ptr, &mut b);
+    arm_timer(ctx, &mut b);
 }
 
 /// Hands `job` to the worker; gives it back when the queue is full or there
@@ -181,25 +179,27 @@ fn step(b: &mut Backlog) {
     STEP_TOTAL_US.fetch_add(us, Relaxed);
 }
 
-fn arm_timer(ctx: *mut raw::RedisModuleCtx, b: &mut Backlog) {
+fn arm_timer(ctx: Ctx, b: &mut Backlog) {
     if b.timer || b.jobs.is_empty() {
         return;
     }
-    let Some(create) = api!(RedisModule_CreateTimer) else {
-        return;
-    };
-    // SAFETY: a valid context of the main thread; the callback takes no data.
-    unsafe { create(ctx, TICK_MS, Some(tick), std::ptr::null_mut()) };
-    b.timer = true;
+    if ctx.create_timer::<Tick>(TICK_MS) {
+        b.timer = true;
+    }
 }
 
-extern "C" fn tick(ctx: *mut raw::RedisModuleCtx, _data: *mut c_void) {
-    guard("free timer", (), || {
-        let mut b = backlog();
-        b.timer = false;
-        step(&mut b);
-        arm_timer(ctx, &mut b);
-    });
+/// The timer of the main-thread steps.
+struct Tick;
+
+impl Timer for Tick {
+    fn fire(ctx: Ctx) {
+        guard("free timer", (), || {
+            let mut b = backlog();
+            b.timer = false;
+            step(&mut b);
+            arm_timer(ctx, &mut b);
+        });
+    }
 }
 
 /// Test builds: `PAUSE` / `RESUME` the worker, or the counters (`STATS`):

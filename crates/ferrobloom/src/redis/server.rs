@@ -20,12 +20,12 @@
 //! Unprefixed configuration names (Redis 8+: `REDISMODULE_CONFIG_UNPREFIXED`) are
 //! decided here too (`config.rs` registers RedisBloom 8's names with them).
 
-use std::ffi::{c_int, c_void, CStr};
+use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use redis_module::raw;
 
-use super::ffi::api;
+use super::load::{has_api, module_options_all, server_version, LoadCtx};
 
 /// `VALKEYMODULE_OPTIONS_HANDLE_ATOMIC_SLOT_MIGRATION` (Valkey 9's `valkeymodule.h`).
 /// The bit means something else (or nothing) on Redis: only declared on Valkey,
@@ -38,42 +38,20 @@ const REDIS_8_0: c_int = 0x0008_0000;
 static UNPREFIXED_CONFIGS: AtomicBool = AtomicBool::new(false);
 static ATOMIC_SLOT_MIGRATION: AtomicBool = AtomicBool::new(false);
 
-/// Whether the server exports an API function under this name.
-fn has_api(name: &CStr) -> bool {
-    let Some(get) = api!(RedisModule_GetApi) else {
-        return false;
-    };
-    let mut ptr: *mut c_void = std::ptr::null_mut();
-    // SAFETY: GetApi writes one function pointer into `ptr` when the name exists.
-    let rc = unsafe { get(name.as_ptr(), &mut ptr as *mut *mut c_void as *mut c_void) };
-    rc == raw::REDISMODULE_OK as c_int && !ptr.is_null()
-}
-
 /// Detects the server and declares the module options (called first in OnLoad).
-pub fn declare_options(ctx: *mut raw::RedisModuleCtx) {
+pub fn declare_options(ctx: LoadCtx) {
     // Valkey exports its API under both prefixes; Redis never under Valkey's.
     let valkey = has_api(c"ValkeyModule_GetServerVersion");
-    let version = match api!(RedisModule_GetServerVersion) {
-        // SAFETY: no arguments.
-        Some(f) => unsafe { f() },
-        None => 0,
-    };
+    let version = server_version();
     UNPREFIXED_CONFIGS.store(!valkey && version >= REDIS_8_0, Relaxed);
-    let all = match api!(RedisModule_GetModuleOptionsAll) {
-        // SAFETY: no arguments.
-        Some(f) => unsafe { f() },
-        None => 0,
-    };
+    let all = module_options_all();
     let mut options = (raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS
         | raw::REDISMODULE_OPTIONS_HANDLE_REPL_ASYNC_LOAD) as c_int;
     if valkey && all & VALKEY_OPTIONS_HANDLE_ATOMIC_SLOT_MIGRATION != 0 {
         options |= VALKEY_OPTIONS_HANDLE_ATOMIC_SLOT_MIGRATION;
         ATOMIC_SLOT_MIGRATION.store(true, Relaxed);
     }
-    if let Some(f) = api!(RedisModule_SetModuleOptions) {
-        // SAFETY: valid load context.
-        unsafe { f(ctx, options) };
-    }
+    ctx.set_module_options(options);
 }
 
 /// The server takes unprefixed module configuration names (Redis 8+).

@@ -19,13 +19,10 @@
 //! replicates) notifies once, in the module class (`notify-keyspace-events d`),
 //! with the command's name in lower case as the event (`bf.add`, `cf.del`, …).
 
-use std::ffi::{c_char, CStr};
+use std::ffi::CStr;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 
-use redis_module::raw;
-
 use super::ctx::{Args, Ctx};
-use super::ffi::api;
 
 /// A filter's contribution to the gauges. Item counts are exact `u64`s (a
 /// payload may carry any): each is kept as its high and low 32-bit halves, so
@@ -270,18 +267,9 @@ pub fn after(ctx: Ctx, args: &Args, m: &Meta, ok: bool) {
 }
 
 fn notify(ctx: Ctx, args: &Args, event: &CStr) {
-    let (Some(f), Some(key)) = (api!(RedisModule_NotifyKeyspaceEvent), args.raw(1)) else {
-        return;
-    };
-    // SAFETY: valid context, NUL-terminated event name, the command's key.
-    unsafe {
-        f(
-            ctx.ptr,
-            raw::REDISMODULE_NOTIFY_MODULE,
-            event.as_ptr() as *const c_char,
-            key,
-        )
-    };
+    if let Some(key) = args.string(1) {
+        ctx.notify_keyspace_event(event, key);
+    }
 }
 
 /// The `INFO bf` fields: `(name, value)`.

@@ -3,12 +3,11 @@
 //! under the hard ceilings only, never refused by this server's own limits) or
 //! from a client. Kept cheap by server events.
 
-use std::ffi::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering::Relaxed};
 
 use redis_module::raw;
 
-use super::ffi::api;
+use super::load::{LoadCtx, ServerEvent};
 
 /// Whether the running command is trusted (see `Ctx::trusted`): unknown, no, yes.
 static TRUSTED: AtomicU8 = AtomicU8::new(TRUSTED_UNKNOWN);
@@ -45,40 +44,19 @@ static TRUSTED_FLAGS: AtomicU32 =
 /// Subscribes to the replication-role and loading events that keep
 /// [`IS_REPLICA`] and [`LOADING`], and reads their current values. Without the
 /// events (an older server), both stay true: every command asks the flags.
-pub fn watch_trust(ctx: *mut raw::RedisModuleCtx) {
-    let (Some(subscribe), Some(flags)) = (
-        api!(RedisModule_SubscribeToServerEvent),
-        api!(RedisModule_GetContextFlags),
-    ) else {
+pub fn watch_trust(ctx: LoadCtx) {
+    if !ctx.has_server_events() || ctx.flags().is_none() {
         return;
-    };
-    let event = |id| raw::RedisModuleEvent { id, dataver: 1 };
-    // SAFETY: valid load context; static callbacks.
-    let ok = unsafe {
-        subscribe(
-            ctx,
-            event(raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED),
-            Some(on_role_changed),
-        ) == raw::REDISMODULE_OK as c_int
-            && subscribe(ctx, event(raw::REDISMODULE_EVENT_LOADING), Some(on_loading))
-                == raw::REDISMODULE_OK as c_int
-    };
-    if ok && super::server::atomic_slot_migration() {
-        // SAFETY: valid load context; static callback.
-        let sub = unsafe {
-            subscribe(
-                ctx,
-                event(VALKEY_EVENT_ATOMIC_SLOT_MIGRATION),
-                Some(on_slot_migration),
-            )
-        };
-        if sub == raw::REDISMODULE_OK as c_int {
-            TRUSTED_FLAGS.fetch_or(VALKEY_CTX_FLAGS_SLOT_IMPORT_CLIENT, Relaxed);
-        }
     }
-    if ok {
-        // SAFETY: valid load context.
-        let f = unsafe { flags(ctx) } as u32;
+    let ok = ctx.subscribe::<RoleChanged>(raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED)
+        && ctx.subscribe::<Loading>(raw::REDISMODULE_EVENT_LOADING);
+    if ok
+        && super::server::atomic_slot_migration()
+        && ctx.subscribe::<SlotMigration>(VALKEY_EVENT_ATOMIC_SLOT_MIGRATION)
+    {
+        TRUSTED_FLAGS.fetch_or(VALKEY_CTX_FLAGS_SLOT_IMPORT_CLIENT, Relaxed);
+    }
+    if let (true, Some(f)) = (ok, ctx.flags()) {
         IS_REPLICA.store(f & raw::REDISMODULE_CTX_FLAGS_SLAVE != 0, Relaxed);
         LOADING.store(
             f & (raw::REDISMODULE_CTX_FLAGS_LOADING | raw::REDISMODULE_CTX_FLAGS_ASYNC_LOADING)
@@ -88,43 +66,37 @@ pub fn watch_trust(ctx: *mut raw::RedisModuleCtx) {
     }
 }
 
-extern "C" fn on_role_changed(
-    _ctx: *mut raw::RedisModuleCtx,
-    _event: raw::RedisModuleEvent,
-    subevent: u64,
-    _data: *mut c_void,
-) {
-    IS_REPLICA.store(
-        subevent != raw::REDISMODULE_EVENT_REPLROLECHANGED_NOW_MASTER,
-        Relaxed,
-    );
+struct RoleChanged;
+impl ServerEvent for RoleChanged {
+    fn on(subevent: u64) {
+        IS_REPLICA.store(
+            subevent != raw::REDISMODULE_EVENT_REPLROLECHANGED_NOW_MASTER,
+            Relaxed,
+        );
+    }
 }
 
-extern "C" fn on_loading(
-    _ctx: *mut raw::RedisModuleCtx,
-    _event: raw::RedisModuleEvent,
-    subevent: u64,
-    _data: *mut c_void,
-) {
-    let ended = subevent == raw::REDISMODULE_SUBEVENT_LOADING_ENDED
-        || subevent == raw::REDISMODULE_SUBEVENT_LOADING_FAILED;
-    LOADING.store(!ended, Relaxed);
+struct Loading;
+impl ServerEvent for Loading {
+    fn on(subevent: u64) {
+        let ended = subevent == raw::REDISMODULE_SUBEVENT_LOADING_ENDED
+            || subevent == raw::REDISMODULE_SUBEVENT_LOADING_FAILED;
+        LOADING.store(!ended, Relaxed);
+    }
 }
 
-extern "C" fn on_slot_migration(
-    _ctx: *mut raw::RedisModuleCtx,
-    _event: raw::RedisModuleEvent,
-    subevent: u64,
-    _data: *mut c_void,
-) {
-    match subevent {
-        VALKEY_SUBEVENT_IMPORT_STARTED => {
-            IMPORTS.fetch_add(1, Relaxed);
+struct SlotMigration;
+impl ServerEvent for SlotMigration {
+    fn on(subevent: u64) {
+        match subevent {
+            VALKEY_SUBEVENT_IMPORT_STARTED => {
+                IMPORTS.fetch_add(1, Relaxed);
+            }
+            VALKEY_SUBEVENT_IMPORT_ABORTED | VALKEY_SUBEVENT_IMPORT_COMPLETED => {
+                let _ = IMPORTS.fetch_update(Relaxed, Relaxed, |n| Some(n.saturating_sub(1)));
+            }
+            _ => {}
         }
-        VALKEY_SUBEVENT_IMPORT_ABORTED | VALKEY_SUBEVENT_IMPORT_COMPLETED => {
-            let _ = IMPORTS.fetch_update(Relaxed, Relaxed, |n| Some(n.saturating_sub(1)));
-        }
-        _ => {}
     }
 }
 
@@ -133,8 +105,9 @@ pub fn forget_trusted() {
     TRUSTED.store(TRUSTED_UNKNOWN, Relaxed);
 }
 
-/// [`Ctx::trusted`](super::ctx::Ctx::trusted) of the command running in `ctx`.
-pub fn trusted(ctx: *mut raw::RedisModuleCtx) -> bool {
+/// [`Ctx::trusted`](super::ctx::Ctx::trusted) of the running command, whose
+/// context flags `flags` reads (only when they are needed).
+pub fn trusted(flags: impl FnOnce() -> u32) -> bool {
     match TRUSTED.load(Relaxed) {
         TRUSTED_NO => return false,
         TRUSTED_YES => return true,
@@ -144,14 +117,7 @@ pub fn trusted(ctx: *mut raw::RedisModuleCtx) -> bool {
         TRUSTED.store(TRUSTED_NO, Relaxed);
         return false;
     }
-    let trusted = match api!(RedisModule_GetContextFlags) {
-        // SAFETY: valid context.
-        Some(f) => {
-            let flags = unsafe { f(ctx) } as u32;
-            flags & TRUSTED_FLAGS.load(Relaxed) != 0
-        }
-        None => false,
-    };
+    let trusted = flags() & TRUSTED_FLAGS.load(Relaxed) != 0;
     TRUSTED.store(if trusted { TRUSTED_YES } else { TRUSTED_NO }, Relaxed);
     trusted
 }

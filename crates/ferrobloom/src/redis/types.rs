@@ -32,201 +32,79 @@
 //! file) instead of crashing (HANDLE_IO_ERRORS is set). AOF rewrite emits the same
 //! stream as `BF.LOADCHUNK` / `CF.LOADCHUNK` commands.
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::c_int;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use redis_module::raw;
-
-use super::alloc::usable_size;
 use super::config;
-use super::defrag::defrag;
-use super::ffi::{api, log};
+use super::ffi::{log, RStr};
 use super::guard::{guard, guard_persist};
+use super::io::{create_data_type, AofOut, DataType, Digest, Held, RdbIn, RdbOut};
 use super::key::ModuleType;
-use super::value::{self, FilterValue, Stored};
+use super::load::LoadCtx;
+use super::value::{self, FilterValue};
 use ferrobloom_core::cuckoo::CuckooFilter;
 use ferrobloom_core::filter::BloomFilter;
-use ferrobloom_core::payload::RdbRead;
 use ferrobloom_core::restore::{load_module_value, ENCVER_SCHEME};
 
 /// The RDB encoding version ferrobloom writes, for both types (the versions
-/// and scheme words are the core's, `ferrobloom_core::restore`, which reads
-/// them for this module and for clients that read a `DUMP`). Version 6
-/// introduced the scheme word before the buffers (filters migrated from
-/// RedisBloom keep its header; windowed filters, scheme 2, came later without
-/// a new version, so plain filters keep their payloads byte for byte and an
-/// older ferrobloom refuses a windowed payload cleanly, "unknown hash scheme
-/// 2": docs/design.md, "Versions").
+/// are the core's, `ferrobloom_core::restore`, which reads them for this
+/// module and for clients that read a `DUMP`). Version 6 introduced the
+/// scheme word before the buffers (filters migrated from RedisBloom keep its
+/// header; windowed filters, scheme 2, came later without a new version:
+/// docs/design.md, "Versions"); the scheme values are the core's
+/// (`ferrobloom_core::payload`'s `SCHEME_*`): each says which kind's header
+/// follows.
 pub const ENCVER: c_int = ENCVER_SCHEME;
 
 pub static BLOOM: ModuleType<BloomFilter> = ModuleType::new();
 pub static CUCKOO: ModuleType<CuckooFilter> = ModuleType::new();
 
-/// Registers one data type with the generic callbacks.
-fn create_type<T: FilterValue>(
-    ctx: *mut raw::RedisModuleCtx,
-    ty: &ModuleType<T>,
-) -> Result<(), String> {
-    let Some(create) = api!(RedisModule_CreateDataType) else {
-        return Err("no RedisModule_CreateDataType".into());
-    };
-    let mut methods = raw::RedisModuleTypeMethods {
-        version: 4,
-        rdb_load: Some(rdb_load::<T>),
-        rdb_save: Some(rdb_save::<T>),
-        aof_rewrite: Some(aof_rewrite::<T>),
-        mem_usage: Some(mem_usage::<T>),
-        digest: Some(digest::<T>),
-        free: Some(free::<T>),
-        aux_load: None,
-        aux_save: None,
-        aux_save_triggers: 0,
-        free_effort: Some(free_effort::<T>),
-        unlink: None,
-        copy: Some(copy::<T>),
-        defrag: Some(defrag::<T>),
-        mem_usage2: None,
-        free_effort2: None,
-        unlink2: None,
-        copy2: None,
-        aux_save2: None,
-    };
-    // SAFETY: valid load context; Redis copies the methods.
-    let t = unsafe { create(ctx, T::TYPE_NAME.as_ptr(), ENCVER, &mut methods) };
-    if t.is_null() {
-        return Err(format!(
-            "could not create data type {} (is RedisBloom loaded too?)",
-            T::TYPE_NAME.to_string_lossy()
-        ));
-    }
-    ty.raw.store(t, std::sync::atomic::Ordering::Relaxed);
-    Ok(())
-}
-
 /// Registers the data types (called from OnLoad).
-pub fn create_types(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
-    create_type(ctx, &BLOOM)?;
-    create_type(ctx, &CUCKOO)
+pub fn create_types(ctx: LoadCtx) -> Result<(), String> {
+    create_data_type(ctx, &BLOOM, ENCVER)?;
+    create_data_type(ctx, &CUCKOO, ENCVER)
 }
 
-/// A string buffer read from RDB, freed on drop.
-struct RdbBuffer {
-    ptr: *mut c_char,
-    len: usize,
-}
-
-impl AsRef<[u8]> for RdbBuffer {
-    fn as_ref(&self) -> &[u8] {
-        self.bytes()
+/// Both filter types' callbacks (`io.rs` calls them for the server).
+impl<T: FilterValue> DataType for T {
+    fn rdb_load(rdb: &mut RdbIn, encver: c_int) -> Option<Self> {
+        rdb_load(rdb, encver)
     }
-}
-
-impl RdbBuffer {
-    fn load(rdb: *mut raw::RedisModuleIO) -> Option<RdbBuffer> {
-        let f = api!(RedisModule_LoadStringBuffer)?;
-        let mut len = 0usize;
-        // SAFETY: valid IO handle.
-        let ptr = unsafe { f(rdb, &mut len) };
-        let buf = RdbBuffer { ptr, len };
-        if io_error(rdb) || ptr.is_null() {
-            return None;
-        }
-        Some(buf)
+    fn rdb_save(&self, rdb: &mut RdbOut) {
+        rdb_save(self, rdb)
     }
-    fn bytes(&self) -> &[u8] {
-        // SAFETY: Redis returned `len` bytes at `ptr`.
-        unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.len) }
+    fn aof_rewrite(&self, aof: &mut AofOut, key: RStr) {
+        aof_rewrite(self, aof, key)
     }
-}
-
-impl Drop for RdbBuffer {
-    fn drop(&mut self) {
-        if self.ptr.is_null() {
-            return;
-        }
-        if let Some(free) = api!(RedisModule_Free) {
-            // SAFETY: allocated by Redis for us.
-            unsafe { free(self.ptr as *mut c_void) };
-        }
+    fn memory_usage(held: &Held<Self>) -> usize {
+        mem_usage(held)
     }
-}
-
-fn io_error(rdb: *mut raw::RedisModuleIO) -> bool {
-    match api!(RedisModule_IsIOError) {
-        // SAFETY: valid IO handle.
-        Some(f) => unsafe { f(rdb) != 0 },
-        None => false,
+    fn digest(&self, md: &mut Digest) {
+        digest(self, md)
     }
-}
-
-fn save_buffer(rdb: *mut raw::RedisModuleIO, data: &[u8]) {
-    if let Some(f) = api!(RedisModule_SaveStringBuffer) {
-        // SAFETY: valid IO handle; data readable.
-        unsafe { f(rdb, data.as_ptr() as *const c_char, data.len()) };
+    fn free(value: Box<Self>) {
+        free(value)
     }
-}
-
-/// True when the payload comes from the server's own data or from its primary:
-/// loading (startup, DEBUG RELOAD, full sync) or a RESTORE on a read-only
-/// replica (`replica-read-only yes`, the default: clients cannot write there,
-/// so the RESTORE came from the primary's stream). Only then are configured
-/// limits waived: a lowered limit must never make existing data unloadable or a
-/// replica diverge. A client's RESTORE on a primary or on a *writable* replica is
-/// held to the configured limits (a payload does not tell which client sent it;
-/// keep the limits equal on primaries and replicas, as the README says, so a
-/// writable replica accepts what its primary accepted).
-fn trusted_payload(rdb: *mut raw::RedisModuleIO) -> bool {
-    let (Some(get_ctx), Some(flags)) = (
-        api!(RedisModule_GetContextFromIO),
-        api!(RedisModule_GetContextFlags),
-    ) else {
-        return false;
-    };
-    // SAFETY: valid IO handle; the context it returns lives as long as the IO.
-    let ctx = unsafe { get_ctx(rdb) };
-    // SAFETY: valid (non-null checked) context.
-    !ctx.is_null() && {
-        // SAFETY: as above.
-        let f = unsafe { flags(ctx) } as u32;
-        let read_only_replica =
-            raw::REDISMODULE_CTX_FLAGS_SLAVE | raw::REDISMODULE_CTX_FLAGS_READONLY;
-        f & raw::REDISMODULE_CTX_FLAGS_LOADING != 0 || f & read_only_replica == read_only_replica
+    fn free_effort(&self) -> usize {
+        free_effort(self)
     }
-}
-
-/// RedisBloom's RDB primitives read from a `RedisModuleIO`.
-struct IoReader(*mut raw::RedisModuleIO);
-
-impl RdbRead for IoReader {
-    type Buf = RdbBuffer;
-    fn unsigned(&mut self) -> Option<u64> {
-        load_unsigned(self.0)
+    fn copy(&self) -> Option<Self> {
+        copy(self)
     }
-    fn double(&mut self) -> Option<f64> {
-        let f = api!(RedisModule_LoadDouble)?;
-        // SAFETY: valid IO handle.
-        let v = unsafe { f(self.0) };
-        (!io_error(self.0)).then_some(v)
-    }
-    fn buffer(&mut self) -> Option<RdbBuffer> {
-        RdbBuffer::load(self.0)
-    }
-}
-
-fn load_unsigned(rdb: *mut raw::RedisModuleIO) -> Option<u64> {
-    let f = api!(RedisModule_LoadUnsigned)?;
-    // SAFETY: valid IO handle.
-    let v = unsafe { f(rdb) };
-    (!io_error(rdb)).then_some(v)
 }
 
 /// Reads a filter in any encoding version this module knows (the same core
-/// code the fuzz targets run); a trusted payload is held to the hard ceilings
-/// only, not configured limits.
-fn load<T: FilterValue>(rdb: *mut raw::RedisModuleIO, encver: c_int) -> Result<T, String> {
-    let limits = config::bloom_limits(trusted_payload(rdb));
-    load_module_value(encver, &mut IoReader(rdb), &limits)
+/// code the fuzz targets run); a trusted payload ([`RdbIn::trusted`]: loading,
+/// or a RESTORE on a read-only replica) is held to the hard ceilings only, not
+/// configured limits: a lowered limit must never make existing data unloadable
+/// or a replica diverge. A client's RESTORE on a primary or on a *writable*
+/// replica is held to the configured limits (a payload does not tell which
+/// client sent it; keep the limits equal on primaries and replicas, as the
+/// README says, so a writable replica accepts what its primary accepted).
+fn load<T: FilterValue>(rdb: &mut RdbIn, encver: c_int) -> Result<T, String> {
+    let limits = config::bloom_limits(rdb.trusted());
+    load_module_value(encver, rdb, &limits)
 }
 
 /// Unix second of the last refusal logged, and refusals not logged since.
@@ -250,86 +128,42 @@ fn log_refusal(msg: &str) {
     } else {
         msg.to_string()
     };
-    log(std::ptr::null_mut(), c"warning", &msg);
+    log(c"warning", &msg);
 }
 
-extern "C" fn rdb_load<T: FilterValue>(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
-    guard("rdb_load", std::ptr::null_mut(), || {
+/// Reads a filter for the server (`None`: refused, logged).
+fn rdb_load<T: FilterValue>(rdb: &mut RdbIn, encver: c_int) -> Option<T> {
+    guard("rdb_load", None, || {
         let name = T::TYPE_NAME.to_string_lossy();
         match load::<T>(rdb, encver) {
             Ok(mut v) => {
                 v.anchor_clock(super::window::now_ms());
                 value::created(&v);
-                Box::into_raw(Box::new(Stored::new(v))) as *mut c_void
+                Some(v)
             }
             Err(why) => {
                 log_refusal(&format!(
                     "ferrobloom: refusing {name} payload (encoding version {encver}): {why}"
                 ));
-                std::ptr::null_mut()
+                None
             }
         }
     })
 }
 
-/// # Safety
-/// `value` must be a `Stored<T>` we stored (Redis only passes values of our type).
-unsafe fn value<'a, T>(value: *const c_void) -> Option<&'a T> {
-    (value as *const Stored<T>).as_ref().map(|s| &s.filter)
-}
-
-extern "C" fn rdb_save<T: FilterValue>(rdb: *mut raw::RedisModuleIO, v: *mut c_void) {
+fn rdb_save<T: FilterValue>(v: &T, rdb: &mut RdbOut) {
     guard_persist("rdb_save", || {
-        // SAFETY: Redis passes our value.
-        let Some(v) = (unsafe { value::<T>(v) }) else {
-            return;
-        };
-        if let Some(save) = api!(RedisModule_SaveUnsigned) {
-            // SAFETY: valid IO handle.
-            unsafe { save(rdb, v.rdb_scheme()) };
-        }
-        save_buffer(rdb, &v.header());
-        v.for_each_chunk(|_, data| save_buffer(rdb, data));
+        rdb.unsigned(v.rdb_scheme());
+        rdb.buffer(&v.header());
+        v.for_each_chunk(|_, data| rdb.buffer(data));
     })
 }
 
-/// Emits one `<cmd> key <iterator> <data>` command into an AOF rewrite (the
-/// SCANDUMP/LOADCHUNK protocol: iterator 1 carries the header).
-fn emit_loadchunk(
-    aof: *mut raw::RedisModuleIO,
-    cmd: &CStr,
-    key: *mut raw::RedisModuleString,
-    iter: i64,
-    data: &[u8],
-) {
-    if let Some(emit) = api!(RedisModule_EmitAOF) {
-        // SAFETY: "slb" = module string, long long, buffer + length.
-        unsafe {
-            emit(
-                aof,
-                cmd.as_ptr(),
-                c"slb".as_ptr(),
-                key,
-                iter as libc::c_longlong,
-                data.as_ptr() as *const c_char,
-                data.len(),
-            )
-        };
-    }
-}
-
-extern "C" fn aof_rewrite<T: FilterValue>(
-    aof: *mut raw::RedisModuleIO,
-    key: *mut raw::RedisModuleString,
-    v: *mut c_void,
-) {
+/// Emits the SCANDUMP/LOADCHUNK protocol: iterator 1 carries the header.
+fn aof_rewrite<T: FilterValue>(v: &T, aof: &mut AofOut, key: RStr) {
     guard_persist("aof_rewrite", || {
-        // SAFETY: Redis passes our value.
-        let Some(v) = (unsafe { value::<T>(v) }) else {
-            return;
-        };
-        emit_loadchunk(aof, T::LOADCHUNK, key, 1, &v.header());
-        v.for_each_chunk(|next, data| emit_loadchunk(aof, T::LOADCHUNK, key, next, data));
+        aof.emit(T::LOADCHUNK, key, 1, &v.header());
+        v.for_each_chunk(|next, data| aof.emit(T::LOADCHUNK, key, next, data));
     })
 }
 
@@ -337,60 +171,24 @@ extern "C" fn aof_rewrite<T: FilterValue>(
 /// usable size, as `used_memory` counts it), not the formula of BF.INFO `Size` /
 /// CF.INFO `Size`, which leaves out the allocator's rounding and the structures
 /// around the bits (about 250 bytes on a small filter).
-extern "C" fn mem_usage<T: FilterValue>(v: *const c_void) -> usize {
+fn mem_usage<T: FilterValue>(held: &Held<T>) -> usize {
     guard("mem_usage", 0, || {
-        // SAFETY: Redis passes our value.
-        let Some(value) = (unsafe { value::<T>(v) }) else {
-            return 0;
-        };
-        if api!(RedisModule_MallocSize).is_none() {
-            return value.mem_usage();
-        }
-        // SAFETY: `v` and every block are live allocations of the module's
-        // global allocator, with these alignments.
-        let mut total = unsafe {
-            usable_size(
-                v as *const u8,
-                std::mem::align_of::<Stored<T>>(),
-                std::mem::size_of::<Stored<T>>(),
-            )
-        };
-        value.heap_blocks(&mut |p, n, align| {
-            // SAFETY: as above.
-            total = total.saturating_add(unsafe { usable_size(p, align, n) });
-        });
-        total
+        held.allocated().unwrap_or_else(|| held.value().mem_usage())
     })
 }
 
-extern "C" fn digest<T: FilterValue>(md: *mut raw::RedisModuleDigest, v: *mut c_void) {
+fn digest<T: FilterValue>(v: &T, md: &mut Digest) {
     guard("digest", (), || {
-        // SAFETY: Redis passes our value.
-        let (Some(v), Some(add), Some(end)) = (
-            unsafe { value::<T>(v) },
-            api!(RedisModule_DigestAddStringBuffer),
-            api!(RedisModule_DigestEndSequence),
-        ) else {
-            return;
-        };
-        let header = v.header();
-        // SAFETY: valid digest; buffers readable.
-        unsafe { add(md, header.as_ptr() as *const c_char, header.len()) };
-        // SAFETY: as above.
-        v.for_each_chunk(|_, data| unsafe { add(md, data.as_ptr() as *const c_char, data.len()) });
-        // SAFETY: valid digest.
-        unsafe { end(md) };
+        md.add(&v.header());
+        v.for_each_chunk(|_, data| md.add(data));
+        md.end_sequence();
     })
 }
 
-extern "C" fn free<T: FilterValue>(v: *mut c_void) {
+fn free<T: FilterValue>(value: Box<T>) {
     guard("free", (), || {
-        if !v.is_null() {
-            // SAFETY: created with Box::into_raw by us; freed once.
-            let value = unsafe { Box::from_raw(v as *mut Stored<T>) };
-            value::freed(&value.filter);
-            drop(value);
-        }
+        value::freed(&*value);
+        drop(value);
     })
 }
 
@@ -398,34 +196,19 @@ extern "C" fn free<T: FilterValue>(v: *mut c_void) {
 /// and one per 64 KiB. Redis frees values above 64 on the lazy-free thread
 /// (UNLINK, FLUSHALL ASYNC), and defragments values above
 /// `active-defrag-max-scan-fields` in bounded steps (`defrag`).
-extern "C" fn free_effort<T: FilterValue>(
-    _key: *mut raw::RedisModuleString,
-    v: *const c_void,
-) -> usize {
+fn free_effort<T: FilterValue>(v: &T) -> usize {
     guard("free_effort", 1, || {
-        // SAFETY: Redis passes our value.
-        unsafe { value::<T>(v) }.map_or(1, |v| {
-            let blocks = usize::try_from(v.block_count()).unwrap_or(usize::MAX);
-            1usize
-                .saturating_add(blocks)
-                .saturating_add(v.mem_usage() >> 16)
-        })
+        let blocks = usize::try_from(v.block_count()).unwrap_or(usize::MAX);
+        1usize
+            .saturating_add(blocks)
+            .saturating_add(v.mem_usage() >> 16)
     })
 }
 
-extern "C" fn copy<T: FilterValue>(
-    _from: *mut raw::RedisModuleString,
-    _to: *mut raw::RedisModuleString,
-    v: *const c_void,
-) -> *mut c_void {
-    guard("copy", std::ptr::null_mut(), || {
-        // SAFETY: Redis passes our value.
-        match unsafe { value::<T>(v) }.and_then(|v| v.try_clone()) {
-            Some(copy) => {
-                value::created(&copy);
-                Box::into_raw(Box::new(Stored::new(copy))) as *mut c_void
-            }
-            None => std::ptr::null_mut(),
-        }
+fn copy<T: FilterValue>(v: &T) -> Option<T> {
+    guard("copy", None, || {
+        let copy = v.try_clone()?;
+        value::created(&copy);
+        Some(copy)
     })
 }

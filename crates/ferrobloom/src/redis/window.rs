@@ -20,13 +20,12 @@
 
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 
-use redis_module::raw;
-
-use super::api::{api, Args, Ctx};
+use super::api::{Args, Ctx, RStr};
 
 use super::config::bloom_limits;
 use super::handler::{replicate_reserve, CmdResult};
 use super::reclaim::free_retired;
+use super::shapes;
 use crate::cmd::errors::{bloom as map_err, Op};
 use crate::cmd::params::CreateParams;
 use ferrobloom_core::bloom::BloomError;
@@ -37,12 +36,7 @@ static CLOCK_OFFSET_MS: AtomicI64 = AtomicI64::new(0);
 
 /// The server time in milliseconds since the Unix epoch (plus the test offset).
 pub fn now_ms() -> u64 {
-    let ms = match api!(RedisModule_Milliseconds) {
-        // SAFETY: no arguments; callable from any command.
-        Some(f) => unsafe { f() },
-        None => 0,
-    };
-    let ms = ms.saturating_add(CLOCK_OFFSET_MS.load(Relaxed));
+    let ms = super::ffi::milliseconds().saturating_add(CLOCK_OFFSET_MS.load(Relaxed));
     u64::try_from(ms).unwrap_or(0)
 }
 
@@ -69,14 +63,16 @@ pub fn clock(ctx: Ctx, args: Args) -> CmdResult {
 pub fn add(
     ctx: Ctx,
     args: &Args,
-    name: *mut raw::RedisModuleString,
+    name: RStr,
     w: &mut Window,
     items_from: usize,
     created: Option<CreateParams>,
     single: bool,
     at: Option<u64>,
+    given: Option<&[u8]>,
 ) -> CmdResult {
     let limits = bloom_limits(ctx.trusted());
+    w.set_plan(shapes::plan(given));
     let scheme = w.scheme();
     // The filter's time: the primary's (AT), else this server's clock run on
     // from the newest change when it is behind it (`Window::write_time`).
@@ -107,6 +103,7 @@ pub fn add(
         let mut hashes = Vec::new();
         if hashes.try_reserve_exact(n).is_err() {
             free_retired(ctx, w.take_retired());
+            w.take_plan();
             return Err(map_err(Op::Insert, &BloomError::AllocFailed));
         }
         hashes.extend(args.iter_from(items_from).map(|i| scheme.bloom(i)));
@@ -131,6 +128,7 @@ pub fn add(
         ctx.set_array_len(replied);
     }
     free_retired(ctx, w.take_retired());
+    let blob = shapes::finish(ctx, w.take_plan());
     if at.is_some() {
         // A replica goes on from the primary's last time, at its own clock's
         // rate, if it is promoted (docs/windowed.md, "Clock steps").
@@ -145,7 +143,11 @@ pub fn add(
     // replica, where reads skip them, until the next replicated write.
     if changed && refused.len() < replied {
         let at = now.to_string();
-        let head: [&[u8]; 4] = [b"NOCREATE", b"AT", at.as_bytes(), b"ITEMS"];
+        let mut head: Vec<&[u8]> = vec![b"NOCREATE", b"AT", at.as_bytes()];
+        if let Some(blob) = &blob {
+            head.extend_from_slice(&[b"SHAPES", blob]);
+        }
+        head.push(b"ITEMS");
         ctx.replicate_items(
             c"BF.INSERT",
             args,

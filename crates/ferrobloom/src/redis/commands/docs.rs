@@ -3,14 +3,14 @@
 //! ([`super::table`]) and, for BF.RESERVE's and BF.INSERT's options, from the
 //! option table (`crate::cmd::options`).
 
-use std::ffi::{c_int, CStr};
-use std::ptr::null_mut;
+use std::ffi::CStr;
 
 use redis_module::raw;
 
 use crate::cmd::cf_options::{CfCommand, Takes, CF_OPTIONS};
 use crate::cmd::info::BF_INFO;
 use crate::cmd::options::{BfCommand, BfOption, ValueDoc, ValueType, BF_OPTIONS};
+use crate::redis::load::{DocArg, KeySpec};
 
 /// How a command uses its key (key spec flags).
 #[derive(Clone, Copy)]
@@ -167,41 +167,39 @@ const fn bf_options(cmd: BfCommand) -> Arg {
 
 /// The COMMAND DOCS argument of an option of the table: a pure token for a
 /// flag, an optional `TOKEN value` block for the others.
-fn bf_option(o: &BfOption) -> Arg {
+fn bf_option(o: &BfOption) -> DocArg {
     option_arg(o.doc_name, o.token, o.value)
 }
 
 /// An option's COMMAND DOCS argument: a pure token for a flag, an optional
 /// `TOKEN value` block for the others.
-fn option_arg(doc_name: &'static CStr, tok: &'static CStr, value: Option<ValueDoc>) -> Arg {
+fn option_arg(doc_name: &'static CStr, tok: &'static CStr, value: Option<ValueDoc>) -> DocArg {
     match value {
-        None => token(doc_name, tok),
+        None => doc_arg(&token(doc_name, tok)),
         Some(v) => {
             let kind = match v.kind {
                 ValueType::Integer => INTEGER,
                 ValueType::Double => DOUBLE,
                 ValueType::String => STRING,
             };
-            // Leaked once per command at load, as the rest of the command info.
-            let value: &'static [Arg] = Box::leak(Box::new([arg(v.name, kind)]));
-            option(doc_name, tok, value)
+            DocArg {
+                sub: vec![doc_arg(&arg(v.name, kind))],
+                ..doc_arg(&option(doc_name, tok, &[]))
+            }
         }
     }
 }
 
-/// Builds a zero-terminated, leaked array of command args (Redis keeps
-/// pointers into it for the server's lifetime), a BF command's options
-/// expanded from the option table.
-/// The n-th key argument refers to the n-th key spec.
-pub(super) fn build_args(defs: &[Arg]) -> *mut raw::RedisModuleCommandArg {
-    let mut v: Vec<raw::RedisModuleCommandArg> = Vec::with_capacity(defs.len() + 1);
-    let mut keys = 0;
+/// The documented arguments of a command, the options of BF and CF commands
+/// expanded from the option tables and BF.INFO's fields from the INFO table.
+pub(super) fn build_args(defs: &[Arg]) -> Vec<DocArg> {
+    let mut v = Vec::with_capacity(defs.len());
     for d in defs {
         match d.kind {
-            Kind::Type(_) => v.push(raw_arg(d, &mut keys)),
+            Kind::Type(_) => v.push(doc_arg(d)),
             Kind::BfOptions(cmd) => {
                 for o in BF_OPTIONS.iter().filter(|o| o.takes(cmd) && o.documented) {
-                    v.push(raw_arg(&bf_option(o), &mut keys));
+                    v.push(bf_option(o));
                 }
             }
             Kind::CfOptions(cmd) => {
@@ -209,103 +207,62 @@ pub(super) fn build_args(defs: &[Arg]) -> *mut raw::RedisModuleCommandArg {
                     .iter()
                     .filter(|o| o.taken_by(cmd) == Takes::Documented);
                 for o in documented {
-                    v.push(raw_arg(
-                        &option_arg(o.doc_name, o.token, o.value),
-                        &mut keys,
-                    ));
+                    v.push(option_arg(o.doc_name, o.token, o.value));
                 }
             }
             Kind::BfInfoFields => {
                 for f in BF_INFO {
-                    v.push(raw_arg(&info_field_token(f.keyword), &mut keys));
+                    v.push(doc_arg(&info_field_token(f.keyword)));
                 }
             }
         }
     }
-    // SAFETY: the terminator is all zeros.
-    v.push(unsafe { std::mem::zeroed() });
-    Box::leak(v.into_boxed_slice()).as_mut_ptr()
+    v
 }
 
-/// One argument (with its sub-arguments); `keys` counts the key arguments so far.
-fn raw_arg(d: &Arg, keys: &mut c_int) -> raw::RedisModuleCommandArg {
-    // SAFETY: an all-zero RedisModuleCommandArg is valid (null pointers, 0s).
-    let mut a: raw::RedisModuleCommandArg = unsafe { std::mem::zeroed() };
-    a.name = d.name.as_ptr();
-    a.type_ = match d.kind {
-        Kind::Type(t) => t,
-        // Expanded by build_args; never documented as such.
-        Kind::BfOptions(_) | Kind::CfOptions(_) | Kind::BfInfoFields => {
-            raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_BLOCK
-        }
-    };
-    a.key_spec_index = if a.type_ == KEY_TYPE {
-        *keys += 1;
-        *keys - 1
-    } else {
-        -1
-    };
-    a.token = d.token.map_or(std::ptr::null(), |t| t.as_ptr());
-    a.flags = d.flags as c_int;
-    a.subargs = if d.sub.is_empty() {
-        null_mut()
-    } else {
-        build_args(d.sub)
-    };
-    a
+/// One argument (with its sub-arguments).
+fn doc_arg(d: &Arg) -> DocArg {
+    DocArg {
+        name: d.name,
+        kind: match d.kind {
+            Kind::Type(t) => t,
+            // Expanded by build_args; never documented as such.
+            Kind::BfOptions(_) | Kind::CfOptions(_) | Kind::BfInfoFields => {
+                raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_BLOCK
+            }
+        },
+        token: d.token,
+        flags: d.flags,
+        sub: build_args(d.sub),
+    }
 }
 
-pub(super) fn key_specs(access: Access) -> *mut raw::RedisModuleCommandKeySpec {
+/// The key specs of a command with this access.
+pub(super) fn key_specs(access: Access) -> Vec<KeySpec> {
     let flags = match access {
         Access::Read => raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS,
         Access::Update => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_UPDATE,
         Access::Create => raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_INSERT,
         Access::Merge => return merge_key_specs(),
     };
-    // SAFETY: all-zero key specs are valid; the second one terminates the array.
-    let mut specs: [raw::RedisModuleCommandKeySpec; 2] = unsafe { std::mem::zeroed() };
-    specs[0].flags = u64::from(flags);
-    specs[0].begin_search_type = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
-    specs[0].bs.index.pos = 1;
-    specs[0].find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
-    specs[0].fk.range.lastkey = 0;
-    specs[0].fk.range.keystep = 1;
-    specs[0].fk.range.limit = 0;
-    Box::leak(Box::new(specs)).as_mut_ptr()
+    vec![KeySpec::At { flags, pos: 1 }]
 }
 
 /// BF.MERGE's keys, as PFMERGE and ZUNIONSTORE declare theirs: the destination
 /// (RW, read and inserted into, like PFMERGE's), then the `numkeys` sources
 /// (RO) found through argv\[2\], so a Cluster answers CROSSSLOT for keys of
 /// several slots.
-fn merge_key_specs() -> *mut raw::RedisModuleCommandKeySpec {
-    // SAFETY: all-zero key specs are valid; the third one terminates the array.
-    let mut specs: [raw::RedisModuleCommandKeySpec; 3] = unsafe { std::mem::zeroed() };
-    specs[0].flags = u64::from(
-        raw::REDISMODULE_CMD_KEY_RW
-            | raw::REDISMODULE_CMD_KEY_ACCESS
-            | raw::REDISMODULE_CMD_KEY_INSERT,
-    );
-    specs[0].begin_search_type = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
-    specs[0].bs.index.pos = 1;
-    specs[0].find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
-    specs[0].fk.range.lastkey = 0;
-    specs[0].fk.range.keystep = 1;
-    specs[0].fk.range.limit = 0;
-    specs[1].flags = u64::from(raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS);
-    specs[1].begin_search_type = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
-    specs[1].bs.index.pos = 2;
-    specs[1].find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_KEYNUM;
-    specs[1].fk.keynum.keynumidx = 0;
-    specs[1].fk.keynum.firstkey = 1;
-    specs[1].fk.keynum.keystep = 1;
-    Box::leak(Box::new(specs)).as_mut_ptr()
+fn merge_key_specs() -> Vec<KeySpec> {
+    vec![
+        KeySpec::At {
+            flags: raw::REDISMODULE_CMD_KEY_RW
+                | raw::REDISMODULE_CMD_KEY_ACCESS
+                | raw::REDISMODULE_CMD_KEY_INSERT,
+            pos: 1,
+        },
+        KeySpec::Counted {
+            flags: raw::REDISMODULE_CMD_KEY_RO | raw::REDISMODULE_CMD_KEY_ACCESS,
+            pos: 2,
+        },
+    ]
 }
-
-pub(super) static INFO_VERSION: raw::RedisModuleCommandInfoVersion =
-    raw::RedisModuleCommandInfoVersion {
-        version: 1,
-        sizeof_historyentry: std::mem::size_of::<raw::RedisModuleCommandHistoryEntry>(),
-        sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
-        sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
-    };

@@ -6,14 +6,11 @@
 
 use std::ffi::{c_int, CStr};
 
-use redis_module::raw;
-
 use super::docs::*;
 use super::{R, W};
 use crate::redis::{bf, cf, merge};
 
-type RawCmd =
-    extern "C" fn(*mut raw::RedisModuleCtx, *mut *mut raw::RedisModuleString, c_int) -> c_int;
+type RawCmd = crate::redis::ffi::CommandFn;
 
 const BLOOM_LOOKUP: Option<bool> = Some(true);
 const CUCKOO_LOOKUP: Option<bool> = Some(false);

@@ -3,13 +3,10 @@
 //! clock (see `window`), FERROBLOOM.RECLAIM pauses the freeing worker or shows
 //! its counters (see `reclaim`).
 
-use std::ffi::c_int;
-
-use redis_module::raw;
-
 use super::R;
 use crate::cmd::CmdError;
 use crate::redis::api::{Args, Ctx};
+use crate::redis::load::LoadCtx;
 
 /// FERROBLOOM.FAULT point [count]: arms an injected panic (test builds only;
 /// see `guard`).
@@ -33,64 +30,15 @@ trampoline!(ferrobloom_fault, fault, R);
 trampoline!(ferrobloom_clock, crate::redis::window::clock, R);
 trampoline!(ferrobloom_reclaim, crate::redis::reclaim::reclaim_cmd, R);
 
-/// Registers FERROBLOOM.FAULT and FERROBLOOM.CLOCK with `create`
-/// (`RedisModule_CreateCommand`).
-pub(super) fn register(
-    ctx: *mut raw::RedisModuleCtx,
-    create: unsafe extern "C" fn(
-        *mut raw::RedisModuleCtx,
-        *const std::ffi::c_char,
-        raw::RedisModuleCmdFunc,
-        *const std::ffi::c_char,
-        c_int,
-        c_int,
-        c_int,
-    ) -> c_int,
-) -> Result<(), String> {
-    // SAFETY: valid load context, static NUL-terminated strings.
-    let rc = unsafe {
-        create(
-            ctx,
-            c"FERROBLOOM.FAULT".as_ptr(),
-            Some(ferrobloom_fault),
-            c"readonly".as_ptr(),
-            0,
-            0,
-            0,
-        )
-    };
-    if rc != raw::REDISMODULE_OK as c_int {
-        return Err("could not register FERROBLOOM.FAULT".into());
-    }
-    // SAFETY: as above.
-    let rc = unsafe {
-        create(
-            ctx,
-            c"FERROBLOOM.CLOCK".as_ptr(),
-            Some(ferrobloom_clock),
-            c"readonly".as_ptr(),
-            0,
-            0,
-            0,
-        )
-    };
-    if rc != raw::REDISMODULE_OK as c_int {
-        return Err("could not register FERROBLOOM.CLOCK".into());
-    }
-    // SAFETY: as above.
-    let rc = unsafe {
-        create(
-            ctx,
-            c"FERROBLOOM.RECLAIM".as_ptr(),
-            Some(ferrobloom_reclaim),
-            c"readonly".as_ptr(),
-            0,
-            0,
-            0,
-        )
-    };
-    if rc != raw::REDISMODULE_OK as c_int {
-        return Err("could not register FERROBLOOM.RECLAIM".into());
+/// Registers FERROBLOOM.FAULT, FERROBLOOM.CLOCK and FERROBLOOM.RECLAIM.
+pub(super) fn register(ctx: LoadCtx) -> Result<(), String> {
+    for (name, func) in [
+        (c"FERROBLOOM.FAULT", ferrobloom_fault),
+        (c"FERROBLOOM.CLOCK", ferrobloom_clock),
+        (c"FERROBLOOM.RECLAIM", ferrobloom_reclaim),
+    ] {
+        ctx.create_command(name, func, c"readonly", (0, 0, 0))
+            .map_err(|_| format!("could not register {}", name.to_string_lossy()))?;
     }
     Ok(())
 }

@@ -24,18 +24,15 @@
 //! `ERR (0 < error rate range < 1)`, `ERR (0 < tightening ratio range < 1)`;
 //! the server's own range error for the integers).
 
-use std::ffi::{c_char, c_int, c_longlong, c_void, CStr};
+use std::ffi::{CStr, CString};
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use redis_module::raw;
 
-use super::{
-    config_error, get_float, get_numeric, Float, Numeric, BF_ERROR_RATE, BF_EXPANSION,
-    BF_INITIAL_SIZE, MAX_FILTER_MEMORY,
-};
+use super::{Float, Numeric, BF_ERROR_RATE, BF_EXPANSION, BF_INITIAL_SIZE, MAX_FILTER_MEMORY};
 use crate::cmd::parse::{parse_f64, parse_i64};
-use crate::redis::ffi::{api, str_bytes};
+use crate::redis::load::{BoolConfig, ConfigText, LoadCtx, NumericConfig, StringConfig};
 use ferrobloom_core::bloom::{ChainOptions, TIGHTENING_RATIO};
 
 /// An integer setting of valkey-bloom's that is one of ferrobloom's under
@@ -213,97 +210,64 @@ pub(super) fn module_arg(lname: &str, value: &[u8]) -> Option<Result<(), ()>> {
     })
 }
 
-extern "C" fn set_alias(
-    _name: *const c_char,
-    val: c_longlong,
-    privdata: *mut c_void,
-    err: *mut *mut raw::RedisModuleString,
-) -> c_int {
-    // SAFETY: privdata is one of the static Aliases.
-    match unsafe { (privdata as *const Alias).as_ref() } {
-        Some(a) if (a.min..=a.max).contains(&val) => {
-            let v = val.clamp(a.target.min, a.target.max);
-            if !a.target.is_default_while_loading(v) {
-                a.target.set(v);
+impl NumericConfig for Alias {
+    fn get(&self) -> i64 {
+        self.target.get()
+    }
+
+    fn set(&self, val: i64) -> Result<(), String> {
+        if (self.min..=self.max).contains(&val) {
+            let v = val.clamp(self.target.min, self.target.max);
+            if !self.target.is_default_while_loading(v) {
+                self.target.set(v);
             }
-            raw::REDISMODULE_OK as c_int
-        }
-        Some(a) => config_error(
-            err,
-            &format!(
+            Ok(())
+        } else {
+            Err(format!(
                 "Value for `{}` must be in the range [{}, {}]",
-                a.name.to_string_lossy(),
-                a.min,
-                a.max
-            ),
-        ),
-        None => config_error(err, "unknown config"),
-    }
-}
-
-extern "C" fn set_float_alias(
-    _name: *const c_char,
-    val: *mut raw::RedisModuleString,
-    privdata: *mut c_void,
-    err: *mut *mut raw::RedisModuleString,
-) -> c_int {
-    // SAFETY: privdata is one of the static FloatAliases.
-    let Some(a) = (unsafe { (privdata as *const FloatAlias).as_ref() }) else {
-        return config_error(err, "unknown config");
-    };
-    let bytes = str_bytes(val);
-    if parse_f64(bytes).is_none() {
-        return config_error(err, "Invalid floating-point value");
-    }
-    let Some(v) = a.target.parse(bytes) else {
-        return config_error(err, a.range);
-    };
-    if let Some(why) = super::unusable_rate(a.target, v) {
-        return config_error(err, &why);
-    }
-    if !a.target.is_default_while_loading(v) {
-        a.target.store(v);
-    }
-    raw::REDISMODULE_OK as c_int
-}
-
-extern "C" fn get_float_alias(
-    name: *const c_char,
-    privdata: *mut c_void,
-) -> *mut raw::RedisModuleString {
-    // SAFETY: privdata is one of the static FloatAliases.
-    match unsafe { (privdata as *const FloatAlias).as_ref() } {
-        Some(a) => get_float(name, a.target as *const Float as *mut c_void),
-        None => std::ptr::null_mut(),
-    }
-}
-
-extern "C" fn get_flag(_name: *const c_char, privdata: *mut c_void) -> c_int {
-    // SAFETY: privdata is one of the static Flags.
-    match unsafe { (privdata as *const Flag).as_ref() } {
-        Some(f) => c_int::from(f.value.load(Relaxed)),
-        None => 0,
-    }
-}
-
-extern "C" fn set_flag(
-    _name: *const c_char,
-    val: c_int,
-    privdata: *mut c_void,
-    err: *mut *mut raw::RedisModuleString,
-) -> c_int {
-    // SAFETY: privdata is one of the static Flags.
-    match unsafe { (privdata as *const Flag).as_ref() } {
-        Some(f) => {
-            f.value.store(val != 0, Relaxed);
-            raw::REDISMODULE_OK as c_int
+                self.name.to_string_lossy(),
+                self.min,
+                self.max
+            ))
         }
-        None => config_error(err, "unknown config"),
     }
 }
 
-fn registered(rc: c_int, name: &CStr) -> Result<(), String> {
-    if rc == raw::REDISMODULE_OK as c_int {
+impl StringConfig for FloatAlias {
+    fn text(&self) -> &ConfigText {
+        &self.target.text
+    }
+
+    fn set(&self, bytes: &[u8]) -> Result<(), String> {
+        if parse_f64(bytes).is_none() {
+            return Err("Invalid floating-point value".into());
+        }
+        let Some(v) = self.target.parse(bytes) else {
+            return Err(self.range.into());
+        };
+        if let Some(why) = super::unusable_rate(self.target, v) {
+            return Err(why);
+        }
+        if !self.target.is_default_while_loading(v) {
+            self.target.store(v);
+        }
+        Ok(())
+    }
+}
+
+impl BoolConfig for Flag {
+    fn get(&self) -> bool {
+        self.value.load(Relaxed)
+    }
+
+    fn set(&self, v: bool) -> Result<(), String> {
+        self.value.store(v, Relaxed);
+        Ok(())
+    }
+}
+
+fn registered(ok: bool, name: &CStr) -> Result<(), String> {
+    if ok {
         Ok(())
     } else {
         Err(format!(
@@ -315,75 +279,36 @@ fn registered(rc: c_int, name: &CStr) -> Result<(), String> {
 
 /// Registers valkey-bloom's seven settings (`bf.<name>` on every server), with
 /// the current values (module arguments may have set them) as defaults.
-pub(super) fn register(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
-    let (Some(reg_num), Some(reg_str), Some(reg_bool)) = (
-        api!(RedisModule_RegisterNumericConfig),
-        api!(RedisModule_RegisterStringConfig),
-        api!(RedisModule_RegisterBoolConfig),
-    ) else {
+pub(super) fn register(ctx: LoadCtx) -> Result<(), String> {
+    if !ctx.has_config_api() {
         return Err("this Redis has no module configuration API (needs 7.0+)".into());
-    };
+    }
     for a in &ALIASES {
-        // SAFETY: valid load context; privdata is a static; Redis copies the name.
-        let rc = unsafe {
-            reg_num(
-                ctx,
-                a.name.as_ptr(),
-                a.target.get(),
-                raw::REDISMODULE_CONFIG_DEFAULT,
-                a.min,
-                a.max,
-                Some(get_alias),
-                Some(set_alias),
-                None,
-                a as *const Alias as *mut c_void,
-            )
-        };
-        registered(rc, a.name)?;
+        let ok = ctx.register_numeric(
+            a.name,
+            a.target.get(),
+            raw::REDISMODULE_CONFIG_DEFAULT,
+            (a.min, a.max),
+            a,
+        );
+        registered(ok, a.name)?;
     }
     BF_TIGHTENING.store(BF_TIGHTENING.get());
     for a in &FLOAT_ALIASES {
-        let current = format!("{}\0", a.target.get());
-        // SAFETY: valid load context; NUL-terminated default; privdata is a static.
-        let rc = unsafe {
-            reg_str(
-                ctx,
-                a.name.as_ptr(),
-                current.as_ptr() as *const c_char,
-                raw::REDISMODULE_CONFIG_DEFAULT,
-                Some(get_float_alias),
-                Some(set_float_alias),
-                None,
-                a as *const FloatAlias as *mut c_void,
-            )
-        };
-        registered(rc, a.name)?;
+        let current = CString::new(format!("{}", a.target.get())).unwrap_or_default();
+        let ok = ctx.register_string(a.name, &current, raw::REDISMODULE_CONFIG_DEFAULT, a);
+        registered(ok, a.name)?;
     }
     for f in &FLAGS {
-        // SAFETY: valid load context; privdata is a static; Redis copies the name.
-        let rc = unsafe {
-            reg_bool(
-                ctx,
-                f.name.as_ptr(),
-                c_int::from(f.value.load(Relaxed)),
-                raw::REDISMODULE_CONFIG_DEFAULT,
-                Some(get_flag),
-                Some(set_flag),
-                None,
-                f as *const Flag as *mut c_void,
-            )
-        };
-        registered(rc, f.name)?;
+        let ok = ctx.register_bool(
+            f.name,
+            f.value.load(Relaxed),
+            raw::REDISMODULE_CONFIG_DEFAULT,
+            f,
+        );
+        registered(ok, f.name)?;
     }
     Ok(())
-}
-
-extern "C" fn get_alias(name: *const c_char, privdata: *mut c_void) -> c_longlong {
-    // SAFETY: privdata is one of the static Aliases.
-    match unsafe { (privdata as *const Alias).as_ref() } {
-        Some(a) => get_numeric(name, a.target as *const Numeric as *mut c_void),
-        None => 0,
-    }
 }
 
 /// The valkey-bloom settings as a log line.

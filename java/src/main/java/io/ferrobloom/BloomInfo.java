@@ -1,0 +1,34 @@
+package io.ferrobloom;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * {@code BF.INFO}'s fields.
+ *
+ * @param capacity {@code Capacity}: items the filter holds at its error rate before it grows
+ * @param size {@code Size}: bytes of memory
+ * @param numberOfFilters {@code Number of filters}: sub-filters (links)
+ * @param numberOfItemsInserted {@code Number of items inserted} (a windowed filter: within the
+ *     live window)
+ * @param expansionRate {@code Expansion rate}; null for a non-scaling filter (the server's nil)
+ */
+public record BloomInfo(
+        long capacity,
+        long size,
+        long numberOfFilters,
+        long numberOfItemsInserted,
+        Long expansionRate) {
+
+    /** The fields under the server's names, in its order. */
+    public Map<String, Object> asMap() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("Capacity", capacity);
+        m.put("Size", size);
+        m.put("Number of filters", numberOfFilters);
+        m.put("Number of items inserted", numberOfItemsInserted);
+        m.put("Expansion rate", expansionRate);
+        return Collections.unmodifiableMap(m);
+    }
+}

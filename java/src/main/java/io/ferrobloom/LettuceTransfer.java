@@ -1,0 +1,216 @@
+package io.ferrobloom;
+
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.TransactionResult;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.codec.RedisCodec;
+import io.lettuce.core.output.CommandOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.ProtocolKeyword;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+
+/**
+ * Moving filters to a server over a Lettuce connection (an optional dependency: a program that
+ * uses this class brings Lettuce), with any codec: the commands carry raw bytes. The chunks
+ * are pipelined through the connection's asynchronous API, the rest is synchronous; the final rename is a
+ * {@code MULTI}/{@code EXEC} on the connection, so, as for any Lettuce transaction, the
+ * connection must not be shared with other threads during the push. What push promises:
+ * docs/clients.md.
+ */
+public final class LettuceTransfer {
+    private LettuceTransfer() {}
+
+    /** The same as {@link JedisTransfer#push(redis.clients.jedis.Jedis, String, Filter, boolean)}. */
+    public static <K, V> void push(StatefulRedisConnection<K, V> connection, String key,
+            Filter filter, boolean replace) {
+        push(connection, key.getBytes(StandardCharsets.UTF_8), filter, replace);
+    }
+
+    public static <K, V> void push(StatefulRedisConnection<K, V> connection, byte[] key,
+            Filter filter, boolean replace) {
+        Push.push(new Wire<>(connection), key, filter, replace);
+    }
+
+    /**
+     * The push into a Redis Cluster: on the cluster connection's connection to the primary
+     * serving the key's slot, which the temporary key shares. That node connection is the
+     * cluster connection's own, so the cluster connection must not be used by other threads
+     * during the push. A slot that moves during the push fails it, leaving the key as it was.
+     */
+    public static <K, V> void push(StatefulRedisClusterConnection<K, V> cluster, String key,
+            Filter filter, boolean replace) {
+        push(cluster, key.getBytes(StandardCharsets.UTF_8), filter, replace);
+    }
+
+    public static <K, V> void push(StatefulRedisClusterConnection<K, V> cluster, byte[] key,
+            Filter filter, boolean replace) {
+        int slot = SlotHash.getSlot(key);
+        RedisClusterNode node = cluster.getPartitions().getMasterBySlot(slot);
+        if (node == null) {
+            throw new FilterException("ERR no primary serves slot " + slot);
+        }
+        push(cluster.getConnection(node.getNodeId()), key, filter, replace);
+    }
+
+    static ProtocolKeyword keyword(byte[] name) {
+        String s = new String(name, StandardCharsets.UTF_8);
+        return new ProtocolKeyword() {
+            @Override
+            public byte[] getBytes() {
+                return name;
+            }
+
+            @Override
+            public String toString() {
+                return s;
+            }
+        };
+    }
+
+    /**
+     * A reply of the commands push sends: an integer, a status (a String), a bulk string (bytes)
+     * or an array of those (flattened).
+     */
+    static final class Reply<K, V> extends CommandOutput<K, V, Object> {
+        private List<Object> list;
+
+        Reply(RedisCodec<K, V> codec) {
+            super(codec, null);
+        }
+
+        private void put(Object v) {
+            if (list != null) {
+                list.add(v);
+            } else {
+                output = v;
+            }
+        }
+
+        @Override
+        public void set(long v) {
+            put(v);
+        }
+
+        @Override
+        public void set(boolean v) {
+            put(v);
+        }
+
+        @Override
+        public void set(double v) {
+            put(v);
+        }
+
+        @Override
+        public void set(ByteBuffer b) {
+            if (b == null) {
+                put(null);
+                return;
+            }
+            byte[] out = new byte[b.remaining()];
+            b.get(out);
+            put(out);
+        }
+
+        @Override
+        public void setSingle(ByteBuffer b) {
+            put(b == null ? null : StandardCharsets.UTF_8.decode(b).toString());
+        }
+
+        @Override
+        public void multi(int count) {
+            if (list == null) {
+                list = new ArrayList<>();
+                output = list;
+            }
+        }
+    }
+
+    private static final class Wire<K, V> implements Push.Wire {
+        private final RedisCommands<K, V> sync;
+        private final RedisAsyncCommands<K, V> async;
+        private final RedisCodec<K, V> codec;
+
+        @SuppressWarnings("unchecked")
+        Wire(StatefulRedisConnection<K, V> connection) {
+            this.sync = connection.sync();
+            this.async = connection.async();
+            // Every argument is added as raw bytes and every reply read as bytes, whatever the
+            // connection's codec.
+            this.codec = (RedisCodec<K, V>) (RedisCodec<?, ?>) ByteArrayCodec.INSTANCE;
+        }
+
+        private CommandArgs<K, V> args(byte[][] c) {
+            CommandArgs<K, V> a = new CommandArgs<>(codec);
+            for (int i = 1; i < c.length; i++) {
+                a.add(c[i]);
+            }
+            return a;
+        }
+
+        @Override
+        public Object call(byte[]... c) {
+            return sync.dispatch(keyword(c[0]), new Reply<>(codec), args(c));
+        }
+
+        @Override
+        public long config(String name) {
+            try {
+                return Push.number(sync.configGet(name).get(name));
+            } catch (RuntimeException e) {
+                return -1;
+            }
+        }
+
+        @Override
+        public void pipeline(List<byte[][]> commands) {
+            List<RedisFuture<Object>> fs = new ArrayList<>();
+            for (byte[][] c : commands) {
+                fs.add(async.dispatch(keyword(c[0]), new Reply<>(codec), args(c)));
+            }
+            for (RedisFuture<Object> f : fs) {
+                try {
+                    f.get();
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof RuntimeException r) {
+                        throw r;
+                    }
+                    throw new FilterException("ERR " + e.getCause());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new FilterException("ERR interrupted while pushing");
+                }
+            }
+        }
+
+        @Override
+        public List<Object> transaction(List<byte[][]> commands) {
+            sync.multi();
+            try {
+                for (byte[][] c : commands) {
+                    sync.dispatch(keyword(c[0]), new Reply<>(codec), args(c));
+                }
+            } catch (RuntimeException e) {
+                sync.discard();
+                throw e;
+            }
+            TransactionResult r = sync.exec();
+            if (r == null || r.wasDiscarded()) {
+                throw new FilterException("ERR the transaction was aborted");
+            }
+            List<Object> out = new ArrayList<>();
+            r.forEach(out::add);
+            return JedisTransfer.checked(out);
+        }
+    }
+}

@@ -1,0 +1,234 @@
+package io.ferrobloom;
+
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Push, written once over a {@link Wire} that each client adapter ({@link JedisTransfer}, ...)
+ * implements. The protocol is the Python package's ({@code python/ferrobloom/_server.py}):
+ *
+ * <ol>
+ *   <li>the server's limits ({@code CONFIG GET bf.max-filter-memory}, {@code bf.bf-max-links}
+ *       or {@code bf.cf-max-expansions}, where the user may read them) are checked locally, so
+ *       a filter the server would refuse is refused before anything is sent, with its text;
+ *   <li>without {@code replace}, an existing key is refused ({@code ERR item exists});
+ *   <li>the chunks load with {@code LOADCHUNK} into a temporary key in the same Cluster slot
+ *       ({@code {<hash tag or key>}:ferrobloom-push:<random>}), which expires after an hour
+ *       (set with the header) if the client dies, pipelined up to 64 MiB a round trip;
+ *   <li>one transaction removes the TTL and renames the temporary key over the key ({@code
+ *       RENAME}, or {@code RENAMENX} without {@code replace}: a key that appeared meanwhile
+ *       is refused with {@code ERR item exists}).
+ * </ol>
+ *
+ * No reader ever sees a half-loaded filter; a push that fails leaves the key as it was and
+ * deletes the temporary key.
+ */
+final class Push {
+    private Push() {}
+
+    /** A pushed filter's temporary key expires after this long if the client dies. */
+    static final int TEMP_TTL_SECONDS = 3600;
+    /** LOADCHUNK data per pipeline (four SCANDUMP chunks). */
+    static final long PIPELINE_BYTES = 64L << 20;
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    /** What push needs of a client. Server errors propagate as the client throws them. */
+    interface Wire {
+        /** One command's reply. */
+        Object call(byte[]... command);
+
+        /** Sends the commands in one pipeline; throws the first error reply. */
+        void pipeline(List<byte[][]> commands);
+
+        /** The commands between MULTI and EXEC; their replies (an error reply throws). */
+        List<Object> transaction(List<byte[][]> commands);
+
+        /** {@code CONFIG GET name}'s value, or -1 when the server has none or refuses. */
+        default long config(String name) {
+            return Push.config(this, name);
+        }
+    }
+
+    static byte[][] cmd(Object... parts) {
+        byte[][] out = new byte[parts.length][];
+        for (int i = 0; i < parts.length; i++) {
+            Object p = parts[i];
+            out[i] = p instanceof byte[] b ? b
+                    : String.valueOf(p).getBytes(StandardCharsets.UTF_8);
+        }
+        return out;
+    }
+
+    /** The part of {@code key} Redis Cluster hashes (its hash tag), or null. */
+    static byte[] hashTag(byte[] key) {
+        int s = indexOf(key, (byte) '{', 0);
+        if (s < 0) {
+            return null;
+        }
+        int e = indexOf(key, (byte) '}', s + 1);
+        if (e <= s + 1) {
+            return null;
+        }
+        return java.util.Arrays.copyOfRange(key, s + 1, e);
+    }
+
+    private static int indexOf(byte[] b, byte c, int from) {
+        for (int i = from; i < b.length; i++) {
+            if (b[i] == c) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** CRC16 (XMODEM) of the key's hashed part modulo 16384: Redis Cluster's slot. */
+    static int slot(byte[] key) {
+        byte[] tag = hashTag(key);
+        byte[] k = tag != null ? tag : key;
+        int crc = 0;
+        for (byte b : k) {
+            crc ^= (b & 0xff) << 8;
+            for (int i = 0; i < 8; i++) {
+                crc = (crc & 0x8000) != 0 ? (crc << 1) ^ 0x1021 : crc << 1;
+            }
+            crc &= 0xffff;
+        }
+        return crc % 16384;
+    }
+
+    /** A fresh key in the same Cluster slot as {@code key} (RENAME needs one). */
+    static byte[] tempKey(byte[] key) {
+        byte[] nonce = new byte[8];
+        RANDOM.nextBytes(nonce);
+        String n = HexFormat.of().formatHex(nonce);
+        byte[] tag = hashTag(key);
+        if (tag != null) {
+            return concat("{".getBytes(), tag, ("}:ferrobloom-push:" + n).getBytes());
+        }
+        if (indexOf(key, (byte) '}', 0) < 0) {
+            return concat("{".getBytes(), key, ("}:ferrobloom-push:" + n).getBytes());
+        }
+        // A key whose braces form no tag: a name of the same slot.
+        int want = slot(key);
+        for (int i = 0; i < 1 << 20; i++) {
+            byte[] c = ("ferrobloom-push:" + n + ":" + i).getBytes(StandardCharsets.US_ASCII);
+            if (slot(c) == want) {
+                return c;
+            }
+        }
+        throw new FilterException("cannot find a temporary key in the slot of the key");
+    }
+
+    private static byte[] concat(byte[]... parts) {
+        int n = 0;
+        for (byte[] p : parts) {
+            n += p.length;
+        }
+        byte[] out = new byte[n];
+        int at = 0;
+        for (byte[] p : parts) {
+            System.arraycopy(p, 0, out, at, p.length);
+            at += p.length;
+        }
+        return out;
+    }
+
+    /** A module config's value, or -1 when the server has none or refuses to tell. */
+    static long config(Wire w, String name) {
+        Object r;
+        try {
+            r = w.call(cmd("CONFIG", "GET", name));
+        } catch (RuntimeException e) {
+            return -1;
+        }
+        Object v = null;
+        if (r instanceof List<?> l && l.size() >= 2) {
+            v = l.get(1);
+        } else if (r instanceof Map<?, ?> m && !m.isEmpty()) {
+            v = m.values().iterator().next();
+        }
+        return number(v instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : v);
+    }
+
+    /** A config value as a number, or -1. */
+    static long number(Object v) {
+        try {
+            return v != null ? Long.parseLong(v.toString()) : -1;
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    static boolean truthy(Object o) {
+        return o instanceof Long l ? l != 0 : o instanceof Boolean b && b;
+    }
+
+    static void push(Wire w, byte[] key, Filter filter, boolean replace) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(filter, "filter");
+        String kind = filter.kind();
+        long maxBytes = w.config("bf.max-filter-memory");
+        if (filter instanceof BloomFilter b) {
+            b.checkLimits(maxBytes, (int) Math.min(Integer.MAX_VALUE,
+                    w.config("bf.bf-max-links")));
+        } else {
+            ((CuckooFilter) filter).checkLimits(maxBytes, (int) Math.min(Integer.MAX_VALUE,
+                    w.config("bf.cf-max-expansions")));
+        }
+        if (!replace && truthy(w.call(cmd("EXISTS", key)))) {
+            throw new FilterException("ERR item exists");
+        }
+        byte[] tmp = tempKey(key);
+        byte[] loadchunk = (kind + ".LOADCHUNK").getBytes(StandardCharsets.US_ASCII);
+        boolean done = false;
+        try {
+            w.call(cmd("DEL", tmp));
+            List<byte[][]> batch = new ArrayList<>();
+            long queued = 0;
+            long it = 0;
+            boolean first = true;
+            while (true) {
+                Chunk c = filter.scandump(it);
+                if (c.isEnd()) {
+                    break;
+                }
+                batch.add(cmd(loadchunk, tmp, c.iterator(), c.data()));
+                if (first) {
+                    batch.add(cmd("EXPIRE", tmp, TEMP_TTL_SECONDS));
+                    first = false;
+                } else {
+                    queued += c.data().length;
+                }
+                if (queued >= PIPELINE_BYTES) {
+                    w.pipeline(batch);
+                    batch.clear();
+                    queued = 0;
+                }
+                it = c.iterator();
+            }
+            if (!batch.isEmpty()) {
+                w.pipeline(batch);
+            }
+            List<Object> r = w.transaction(List.of(cmd("PERSIST", tmp),
+                    cmd(replace ? "RENAME" : "RENAMENX", tmp, key)));
+            if (!replace && !truthy(r.get(r.size() - 1))) {
+                throw new FilterException("ERR item exists");
+            }
+            done = true;
+        } finally {
+            if (!done) {
+                try {
+                    w.call(cmd("DEL", tmp));
+                } catch (RuntimeException ignored) {
+                    // The key expires within the hour.
+                }
+            }
+        }
+    }
+}
