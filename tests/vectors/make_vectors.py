@@ -54,6 +54,19 @@ def arg_text(a):
     return "hex:" + a.hex() if isinstance(a, bytes) else a
 
 
+def value(v):
+    """A command argument as the package's parameter of its type: an int, a
+    float, or as it is (a layout's name, a seed's bytes)."""
+    if isinstance(v, bytes):
+        return v
+    for t in (int, float):
+        try:
+            return t(v)
+        except ValueError:
+            pass
+    return v
+
+
 def build(kind, args):
     """The filter `<kind>.RESERVE key <args>` creates (the package's keywords)."""
     if kind == "CF":
@@ -61,8 +74,8 @@ def build(kind, args):
         names = {"BUCKETSIZE": "bucket_size", "ERROR": "error_rate", "LAYOUT": "layout",
                  "EXPANSION": "expansion", "MAXITERATIONS": "max_iterations"}
         for k, v in zip(args[1::2], args[2::2]):
-            kw[names[k]] = v
-        return ferrobloom.CuckooFilter(args[0], **kw)
+            kw[names[k]] = value(v)
+        return ferrobloom.CuckooFilter(value(args[0]), **kw)
     kw, rest = {}, args[2:]
     names = {"LAYOUT": "layout", "EXPANSION": "expansion", "TIGHTENING": "tightening",
              "SEED": "seed", "WINDOW": "window"}
@@ -71,9 +84,9 @@ def build(kind, args):
             kw["nonscaling"] = True
             rest = rest[1:]
         else:
-            kw[names[rest[0]]] = rest[1]
+            kw[names[rest[0]]] = value(rest[1])
             rest = rest[2:]
-    return ferrobloom.BloomFilter(args[1], args[0], **kw)
+    return ferrobloom.BloomFilter(value(args[1]), value(args[0]), **kw)
 
 
 def routing_items():
