@@ -36,6 +36,7 @@ model, caches from lscpu, load average) is recorded with the figures."""
 import argparse
 import gc
 import json
+import os
 import statistics
 import subprocess
 import sys
