@@ -256,6 +256,10 @@ clean:
 # The python part runs in a venv outside the clone (PY_BENCH_VENV) holding the package and its
 # peers from PyPI (rbloom, fastbloom-rs, pybloomfiltermmap3): make bench BENCH_ARGS="--parts python".
 PY_BENCH_VENV ?= $(HOME)/.cache/ferrobloom-benchvenv
+# The parts BENCH_ARGS selects (all without --parts) decide what else is built: the python
+# part's venv, the java part's jars (`make java`, then java/bench, a Maven project of its own
+# holding Guava, Jedis and Redisson, so the library's jar gets no dependency from it).
+bench_part = $(if $(findstring --parts,$(BENCH_ARGS)),$(if $(findstring $(1),$(BENCH_ARGS)),true,false),true)
 # Tables and plots in bench/results/; options: make bench BENCH_ARGS="--parts batch --quick"
 # (bench/run.py --help). The core's examples (no Redis, the system allocator) and the module.
 bench: deps
@@ -268,11 +272,16 @@ bench: deps
 	$(CARGO) build --release -p ferrobloom-core --example bench_core --example bench_accuracy --example bench_memref --example bench_window --example bench_window_memory
 	$(CARGO) build --release
 	@mkdir -p $(CARGO_TARGET_DIR)/bench && cp -f $(MODULE_BUILT) $(CARGO_TARGET_DIR)/bench/$(MODULE_NAME)
-	@set -e; [ -x $(PY_BENCH_VENV)/bin/python ] || $(PYTHON) -m venv $(PY_BENCH_VENV); \
+	@set -e; $(call bench_part,python) || exit 0; \
+	[ -x $(PY_BENCH_VENV)/bin/python ] || $(PYTHON) -m venv $(PY_BENCH_VENV); \
 	$(PY_BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check maturin redis \
 	  rbloom==1.5.4 fastbloom-rs==0.5.10 pybloomfiltermmap3==0.6.3; \
 	CARGO_TARGET_DIR=$(CARGO_TARGET_DIR)-python $(PY_BENCH_VENV)/bin/pip install --quiet \
 	  --disable-pip-version-check --force-reinstall --no-deps ./python
+	@if $(call bench_part,java); then \
+	  $(MAKE) --no-print-directory java && \
+	  cd java/bench && $(MVN) -q -B --no-transfer-progress package -Dferrobloom.jar=$(CURDIR)/$(JAVA_JAR); \
+	fi
 	@rb=$$(scripts/peers.sh redisbloom 2>/dev/null | sed -n 's/^redisbloom=//p'); \
 	[ -n "$$rb" ] || echo "bench: RedisBloom 2.8.2 could not be fetched: measured without it"; \
 	$(PYTHON) bench/run.py --module $(CARGO_TARGET_DIR)/bench/$(MODULE_NAME) \

@@ -24,6 +24,11 @@ Parts (select with --parts, comma-separated; default all, in this order):
                and one call per item, and two threads on one filter (bench/python_inprocess.py)
                and bulk load build+push vs pipelined BF.MADD, pull, local lookups vs
                BF.MEXISTS (bench/python_bulkload.py)
+  java         the Java library (java/bench, built by the Makefile: `make java`, then
+               `mvn -f java/bench package`): in-process put/mightContain ns/item at
+               1M/10M/100M, batches of 10,000 and one call per item, against Guava's
+               BloomFilter (byte[] items), FP rate and bytes; bulk load of 100M items
+               build+push vs pipelined BF.MADD over Jedis vs Redisson's RBloomFilter
 The summary is rebuilt from every <part>.json present, so re-running one part
 (e.g. `make bench BENCH_ARGS="--parts batch"`) refreshes the summary too.
 

@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-from .common import GiB, HERE, MiB, PARTS, env_line, loadavg, log, machine
+from .common import GiB, HERE, MiB, PARTS, ROOT, env_line, loadavg, log, machine
 from .one_item import part_one_item, plot_one_item, render_one_item
 from .batch import part_batch, plot_batch, render_batch
 from .core import part_core, plot_core, render_core
@@ -17,6 +17,7 @@ from .persistence import part_persistence, plot_persistence, render_persistence
 from .merge import part_merge, plot_merge, render_merge
 from .window import part_window, render_window
 from .python import part_python, render_python
+from .java import part_java, render_java
 from .summary import summary
 
 
@@ -87,6 +88,19 @@ def main(doc):
     g.add_argument("--python-small-rounds", type=int, default=9,
                    help="least rounds for sizes up to 2M items (seconds each; medians of 3 swapped libraries)")
     g.add_argument("--python-bulk-sizes", default="10000000", help="bulk-load sizes (empty: none)")
+    g = ap.add_argument_group("java")
+    g.add_argument("--java-bench", default=os.path.join(ROOT, "java", "bench", "target"),
+                   help="java/bench's built target directory (make bench builds it; missing: part skipped)")
+    g.add_argument("--java-sizes", default="1000000,10000000,100000000", help="in-process sizes")
+    g.add_argument("--java-rounds", type=int, default=3)
+    g.add_argument("--java-small-rounds", type=int, default=5, help="least rounds up to 2M items")
+    g.add_argument("--java-big-rounds", type=int, default=1, help="most rounds from 50M items")
+    g.add_argument("--java-probes", type=int, default=10_000_000, help="most hit and miss lookups per filter")
+    g.add_argument("--java-layouts", default="classic,blocked", help="ferrobloom layouts measured")
+    g.add_argument("--java-warmup", type=int, default=200_000, help="items of the discarded JIT warm-up round")
+    g.add_argument("--java-bulk-sizes", default="100000000", help="bulk-load sizes (empty: none)")
+    g.add_argument("--java-redisson-max", type=int, default=10_000_000,
+                   help="most items Redisson loads; above, its time and bytes are extrapolated to n")
     g = ap.add_argument_group("merge")
     g.add_argument("--merge-mib", default="16,64,256", help="size of each merged filter, MiB")
     a = ap.parse_args()
@@ -106,6 +120,9 @@ def main(doc):
         a.window_capacities, a.window_probes, a.window_seconds = [100_000], 100_000, 8.0
         a.python_sizes, a.python_bulk_sizes, a.python_rounds = "100000", "100000", 1
         a.python_small_rounds = 1
+        a.java_sizes, a.java_bulk_sizes, a.java_probes = "100000", "100000", 100_000
+        a.java_rounds = a.java_small_rounds = a.java_big_rounds = 1
+        a.java_redisson_max, a.java_warmup = 100_000, 20_000
     a.module = os.path.abspath(a.module)
     if a.redisbloom and not os.path.exists(a.redisbloom):
         log(f"RedisBloom not found at {a.redisbloom}: measured without it")
@@ -133,13 +150,15 @@ def main(doc):
               "core": "Core microbenchmarks", "accuracy": "Accuracy and memory",
               "persistence": "Persistence: SAVE and load", "merge": "BF.MERGE",
               "window": "Windowed Bloom filters (WINDOW seconds)",
-              "python": "The Python package: in-process against rbloom, fastbloom-rs, pybloomfiltermmap3; bulk load"}
+              "python": "The Python package: in-process against rbloom, fastbloom-rs, pybloomfiltermmap3; bulk load",
+              "java": "The Java library: in-process against Guava's BloomFilter; bulk load against BF.MADD and Redisson"}
     runners = {"one_item": part_one_item, "batch": part_batch, "core": part_core,
                "accuracy": part_accuracy, "persistence": part_persistence, "merge": part_merge,
-               "window": part_window, "python": part_python}
+               "window": part_window, "python": part_python, "java": part_java}
     renderers = {"one_item": render_one_item, "batch": render_batch, "core": render_core,
                  "accuracy": render_accuracy, "persistence": render_persistence,
-                 "merge": render_merge, "window": render_window, "python": render_python}
+                 "merge": render_merge, "window": render_window, "python": render_python,
+                 "java": render_java}
     t_all = time.perf_counter()
     for p in parts:
         log(f"== {p}")
@@ -157,7 +176,7 @@ def main(doc):
                 if p == "accuracy":
                     pngs = [p + "_fpr.png", p + "_bits.png"]
                     plot_accuracy(result, plt, *[os.path.join(a.out, x) for x in pngs])
-                elif p not in ("window", "python"):
+                elif p not in ("window", "python", "java"):
                     pngs = [p + ".png"]
                     {"one_item": plot_one_item, "batch": plot_batch, "core": plot_core,
                      "persistence": plot_persistence, "merge": plot_merge}[p](result, plt, os.path.join(a.out, pngs[0]))

@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(HERE)
 
 
-PARTS = ["one_item", "batch", "core", "accuracy", "persistence", "merge", "window", "python"]
+PARTS = ["one_item", "batch", "core", "accuracy", "persistence", "merge", "window", "python", "java"]
 
 
 MiB = 1 << 20

@@ -8,6 +8,7 @@ import os
 from .common import PARTS, fmt_bytes, fmt_items, med, table
 from .one_item import ONE_ITEM, one_item_runs
 from .python import PY_MODES
+from .java import java_summary_rows
 
 
 def summary(outdir):
@@ -148,6 +149,9 @@ def summary(outdir):
                          f"{x:.1f}", "≥ 5 (at 100M)", (f"met at {fmt_items(b['n'])}" if x >= 5 else "**not met**")])
             rows.append([f"Python bulk load {fmt_items(b['n'])}: BF.MADD bytes ÷ push bytes",
                          f"{y:.0f}", "≥ 10 (at 100M)", (f"met at {fmt_items(b['n'])}" if y >= 10 else "**not met**")])
+    ja = load("java")
+    if ja:
+        rows += java_summary_rows(ja["result"])
     lines.append(table(["target", "measured ratio", "target ratio", "status"], rows))
     lines.append("")
     for part in PARTS:

@@ -1,0 +1,175 @@
+"""Part `java`: the Java library in-process against Guava's BloomFilter, and the bulk load
+of a server from Java (build + push against pipelined BF.MADD over Jedis and Redisson's
+RBloomFilter): java/bench (io.ferrobloom.bench.InProcess and BulkLoad), built by `make
+bench` (`make java`, then `mvn -f java/bench package`).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+from .common import ROOT, Server, fmt_bytes, fmt_items, log, med, spread, table
+
+# The heap holds Guava's filter (120 MB at 100M items) and a chunk of items at a time.
+JVM_OPTS = ["-Xms1g", "-Xmx4g", "-XX:+UseParallelGC"]
+
+
+def java_classpath(bench_dir):
+    """The bench's classpath (its jar, the library's jar, Maven's list), or None."""
+    jar = os.path.join(bench_dir, "ferrobloom-bench-0.1.0.jar")
+    cp = os.path.join(bench_dir, "classpath.txt")
+    if not (os.path.exists(jar) and os.path.exists(cp)):
+        return None
+    return ":".join([jar, open(cp).read().strip()])
+
+
+def part_java(args, env):
+    a = args
+    cp = java_classpath(a.java_bench)
+    java = shutil.which("java")
+    if not cp or not java:
+        log(f"java: no built java/bench in {a.java_bench} (make bench builds it) or no java: skipped")
+        return {"skipped": True}
+    res = {}
+    with tempfile.TemporaryDirectory(prefix="ferrobloom-javabench-") as d:
+        out = os.path.join(d, "inprocess.json")
+        subprocess.run([java, *JVM_OPTS, "-cp", cp, "io.ferrobloom.bench.InProcess",
+                        "--sizes", a.java_sizes, "--rounds", str(a.java_rounds),
+                        "--small-rounds", str(a.java_small_rounds), "--big-rounds", str(a.java_big_rounds),
+                        "--probes", str(a.java_probes), "--layouts", a.java_layouts,
+                        "--warmup", str(a.java_warmup), "--json", out], check=True, cwd=d)
+        res["inprocess"] = json.load(open(out))
+        res["bulk"] = None
+        if a.java_bulk_sizes:
+            srv = Server(a, "java-bulk")
+            try:
+                out = os.path.join(d, "bulk.json")
+                subprocess.run([java, *JVM_OPTS, "-cp", cp, "io.ferrobloom.bench.BulkLoad",
+                                "--port", str(srv.port), "--sizes", a.java_bulk_sizes,
+                                "--redisson-max", str(a.java_redisson_max),
+                                "--warmup", str(a.java_warmup), "--json", out], check=True, cwd=d)
+                res["bulk"] = json.load(open(out))
+            finally:
+                srv.close()
+    return res
+
+
+MODES = {"batch": "batch calls: `putAll` / `mightContainAll` of 10,000-item arrays (Guava: its loop "
+                  "of `put` / `mightContain`, it has no call on many items)",
+         "per_item": "one call per item: `put` / `mightContain` in a loop"}
+
+
+def guava_rows(rows, n):
+    return [r for r in rows if r["n"] == n and r["library"].startswith("Guava")]
+
+
+def vs_guava(r, g):
+    """Guava's median ns/item ÷ this row's, for add / hit / miss."""
+    return [med(g[op]) / med(r[op]) for op in ("add", "hit", "miss")]
+
+
+def render_java(res):
+    if res.get("skipped"):
+        return "Skipped (no built `java/bench` or no `java`)."
+    ip = res["inprocess"]
+    jvm = ip.get("jvm", {})
+    out = ("In-process add and lookup from Java, ns/item (`java/bench`, `io.ferrobloom.bench.InProcess`): "
+           f"ferrobloom's `BloomFilter` against Guava {ip.get('guava', '?')}'s "
+           "`com.google.common.hash.BloomFilter` over `Funnels.byteArrayFunnel()`, the same `byte[]` "
+           "items (`item-<i>` in UTF-8); non-scaling filters of n items at 1% (Guava: "
+           "`create(funnel, n, 0.01)`), hits = min(n, "
+           f"{ip.get('probes', 0):,}) added items, misses = as many never-added items drawn with a fixed "
+           "seed (their share of positives = the measured FP rate); a fresh filter per way of calling; "
+           "each chunk's calls timed as one span, items made outside it; a JIT warm-up round first; "
+           "libraries rotated round by round; median (min-max) of "
+           f"{ip.get('rounds')} round(s) (at least {ip.get('small_rounds')} up to 2M items, at most "
+           f"{ip.get('big_rounds')} from 50M). Filter bytes: ferrobloom's `BF.INFO` Size, Guava's bit "
+           "array (its `writeTo` length less the 6-byte header). \"Guava ÷\": Guava's median ns/item ÷ "
+           f"ferrobloom's, add / hit / miss (above 1: ferrobloom faster). JVM: {jvm.get('java', '?')}, "
+           f"{jvm.get('cpus', '?')} CPU(s) visible, {jvm.get('gc', '?')}, `{jvm.get('args', '')}`.")
+    rows = ip["rows"]
+    for mode in ("batch", "per_item"):
+        trs = []
+        for n in sorted({r["n"] for r in rows}):
+            g = guava_rows(rows, n)
+            for r in [x for x in rows if x["n"] == n and (x["mode"] == mode or x["library"].startswith("Guava"))]:
+                ratio = ("" if r["library"].startswith("Guava") or not g else
+                         " / ".join(f"{x:.2f}x" for x in vs_guava(r, g[0])))
+                trs.append([fmt_items(n), r["library"], spread(r["add"]), spread(r["hit"]), spread(r["miss"]),
+                            f"{med(r['fp']):.4f}", f"{r['bytes']:,}", ratio])
+        out += f"\n\n**{MODES[mode]}**\n\n" + table(
+            ["n", "library", "add", "hit", "miss", "FP rate", "filter bytes", "Guava ÷ (add / hit / miss)"], trs)
+    bulk = res.get("bulk")
+    if bulk:
+        brs = []
+        for b in bulk["rows"]:
+            p, m, rd = b["build_push"], b["madd"], b.get("redisson")
+            rcell = rwire = rx = rb = "-"
+            if rd:
+                ext = (f" (extrapolated from {fmt_items(rd['loaded'])} items: {rd['measured_seconds']:.1f} s)"
+                       if rd["extrapolated"] else "")
+                rcell, rwire = f"{rd['seconds']:.1f} s{ext}", fmt_bytes(rd["wire"])
+                rx, rb = f"{rd['seconds'] / p['seconds']:.1f}x", f"{rd['wire'] / p['wire']:.0f}x"
+            brs.append([fmt_items(b["n"]), f"{b['items_s']:.2f} s",
+                        f"{p['build_seconds']:.2f} + {p['seconds'] - p['build_seconds']:.2f} s", fmt_bytes(p["wire"]),
+                        f"{m['seconds']:.1f} s", fmt_bytes(m["wire"]), rcell, rwire,
+                        f"{m['seconds'] / p['seconds']:.1f}x / {rx}",
+                        f"{m['wire'] / p['wire']:.0f}x / {rb}"])
+        out += ("\n\nBulk load of n items into Redis from one Java process (`io.ferrobloom.bench.BulkLoad`, "
+                f"Jedis {bulk.get('jedis', '?')}, Redisson {bulk.get('redisson', '?')}), wall time end to end "
+                "from the items (made in the loop; \"items\": making them alone) and bytes the server "
+                "received (INFO stats `total_net_input_bytes`): build + push = a local non-scaling filter "
+                "filled by `putAll` of 10,000-item arrays, then `JedisTransfer.push` (pipelined "
+                "`BF.LOADCHUNK`s); `BF.MADD` = `BF.RESERVE ... NONSCALING`, then 1,000 items a command, 50 "
+                "commands a pipeline; Redisson = `RBloomFilter` over `ByteArrayCodec` (a bitmap the client "
+                "sets with an `EVAL` of `SETBIT`s), `tryInit(n, 0.01)`, `add` of 1,000 items a call, "
+                "extrapolated linearly where it loaded fewer than n items into the filter sized for n. "
+                "The pushed filter's SCANDUMP header equals the `BF.MADD` one's (checked).\n\n"
+                + table(["n", "items", "build + push", "bytes in", "BF.MADD", "bytes in", "Redisson",
+                         "bytes in", "build + push faster (÷ BF.MADD / Redisson)",
+                         "fewer bytes (BF.MADD / Redisson)"], brs))
+    return out
+
+
+def java_summary_rows(res):
+    """The Java targets as summary rows: [target, measured ratio, target ratio, status]."""
+    rows = []
+    if res.get("skipped"):
+        return rows
+    ip = res["inprocess"]["rows"]
+    for n in sorted({r["n"] for r in ip}):
+        g = guava_rows(ip, n)
+        if not g:
+            continue
+        g = g[0]
+        for r in [x for x in ip if x["n"] == n and not x["library"].startswith("Guava")]:
+            need = (2.0 if r["mode"] == "batch" and n >= 10_000_000 else
+                    1.0 if r["mode"] == "per_item" and n < 10_000_000 else None)
+            if need is not None:
+                v = vs_guava(r, g)
+                rows.append([f"Java {r['library']} {'batches' if r['mode'] == 'batch' else 'one item per call'} "
+                             f"on {fmt_items(n)}: Guava ns/item ÷ ferrobloom's, add / hit / miss",
+                             " / ".join(f"{x:.2f}" for x in v), f"≥ {need:g}",
+                             "met" if min(v) >= need else "**not met**"])
+            if r["mode"] == "batch":
+                mem, fp, gfp = r["bytes"] / g["bytes"], med(r["fp"]), med(g["fp"])
+                rows.append([f"Java {r['library']} memory on {fmt_items(n)}: filter bytes ÷ Guava's "
+                             f"(measured FP rate {fp:.4f} vs {gfp:.4f})", f"{mem:.3f}", "≤ 1 at the same FP rate",
+                             "met" if mem <= 1 and fp <= gfp else
+                             ("lower FP rate" if fp < gfp else "**not met**")])
+    bulk = res.get("bulk")
+    for b in (bulk or {}).get("rows", []):
+        p = b["build_push"]
+        peers = [("pipelined BF.MADD (Jedis)", b["madd"])]
+        if b.get("redisson"):
+            peers.append(("Redisson RBloomFilter" + (" (extrapolated)" if b["redisson"]["extrapolated"] else ""),
+                          b["redisson"]))
+        for name, x in peers:
+            ratio = x["seconds"] / p["seconds"]
+            rows.append([f"Java bulk load {fmt_items(b['n'])}: {name} time ÷ build+push", f"{ratio:.1f}",
+                         "≥ 5 (at 100M)", (f"met at {fmt_items(b['n'])}" if ratio >= 5 else "**not met**")])
+            rows.append([f"Java bulk load {fmt_items(b['n'])}: {name} bytes in ÷ build+push's",
+                         f"{x['wire'] / p['wire']:.0f}", "(reported)", "-"])
+    return rows

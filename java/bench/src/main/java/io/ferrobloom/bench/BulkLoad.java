@@ -1,0 +1,256 @@
+package io.ferrobloom.bench;
+
+import io.ferrobloom.BloomFilter;
+import io.ferrobloom.JedisTransfer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.redisson.Redisson;
+import org.redisson.api.RBloomFilter;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.ByteArrayCodec;
+import org.redisson.config.Config;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.Pipeline;
+import redis.clients.jedis.Response;
+import redis.clients.jedis.commands.ProtocolCommand;
+
+/**
+ * Bulk load of n items into a server from Java, three ways, the same items ({@link Gen}):
+ *
+ * <ul>
+ *   <li>{@code build_push}: a local non-scaling ferrobloom filter of n items at 1% filled with
+ *       {@code putAll} on chunks of 10,000, then {@code JedisTransfer.push} (pipelined
+ *       {@code BF.LOADCHUNK}s into a temporary key, then {@code RENAME});
+ *   <li>{@code madd}: {@code BF.RESERVE key 0.01 n NONSCALING}, then {@code BF.MADD} of 1,000
+ *       items a command, 50 commands a Jedis pipeline;
+ *   <li>{@code redisson}: Redisson's {@code RBloomFilter} (a bitmap of {@code SETBIT}s) over
+ *       {@code ByteArrayCodec}, {@code tryInit(n, 0.01)} then {@code add(Collection)} of 1,000
+ *       items a call (one {@code EVAL} each). Above {@code --redisson-max} items it loads the
+ *       first {@code --redisson-max} items into the filter sized for n, and its time and bytes
+ *       are extrapolated linearly to n (reported as such).
+ * </ul>
+ *
+ * Each is timed end to end from the items (made in the loop, as a job reading them would;
+ * {@code items_s} is what making them alone takes), with the bytes the server received (INFO
+ * stats {@code total_net_input_bytes}). The pushed filter and the {@code BF.MADD} one must have
+ * the same SCANDUMP header (checked), and every filter must hold the first item.
+ *
+ * <pre>
+ * java -cp ... io.ferrobloom.bench.BulkLoad --port 6379 --sizes 100000000 --json out.json
+ * </pre>
+ */
+public final class BulkLoad {
+    private static final int CHUNK = 10_000;
+    private static final int MADD_ITEMS = 1_000;
+    private static final int MADD_PIPELINE = 50;
+    private static final int REDISSON_ITEMS = 1_000;
+
+    private BulkLoad() {}
+
+    private static ProtocolCommand cmd(String name) {
+        byte[] b = name.getBytes(StandardCharsets.US_ASCII);
+        return () -> b;
+    }
+
+    private static final ProtocolCommand BF_RESERVE = cmd("BF.RESERVE");
+    private static final ProtocolCommand BF_MADD = cmd("BF.MADD");
+    private static final ProtocolCommand BF_EXISTS = cmd("BF.EXISTS");
+    private static final ProtocolCommand BF_SCANDUMP = cmd("BF.SCANDUMP");
+
+    static long wire(Jedis j) {
+        for (String line : j.info("stats").split("\r?\n")) {
+            if (line.startsWith("total_net_input_bytes:")) {
+                return Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+            }
+        }
+        throw new IllegalStateException("no total_net_input_bytes in INFO stats");
+    }
+
+    static byte[] b(Object o) {
+        return String.valueOf(o).getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Seconds to make n items alone, in chunks as the loads make them. */
+    static double itemsOnly(long n) {
+        long t0 = System.nanoTime();
+        byte[][] chunk = new byte[CHUNK][];
+        long s = 0;
+        for (long i = 0; i < n; i += CHUNK) {
+            int c = (int) Math.min(CHUNK, n - i);
+            Gen.items(chunk, c, i, 1);
+            s += chunk[c - 1].length;
+        }
+        InProcess.sink += s;
+        return (System.nanoTime() - t0) / 1e9;
+    }
+
+    static Map<String, Object> buildPush(Jedis j, long n, String key) {
+        long w0 = wire(j);
+        long t0 = System.nanoTime();
+        long build;
+        long bytes;
+        try (BloomFilter f = BloomFilter.builder().capacity(n).errorRate(0.01).nonScaling().build()) {
+            byte[][] chunk = new byte[CHUNK][];
+            for (long i = 0; i < n; i += CHUNK) {
+                int c = (int) Math.min(CHUNK, n - i);
+                byte[][] a = c == CHUNK ? chunk : new byte[c][];
+                Gen.items(a, c, i, 1);
+                f.putAll(a);
+            }
+            build = System.nanoTime() - t0;
+            bytes = f.info().size();
+            JedisTransfer.push(j, key, f, true);
+        }
+        long t = System.nanoTime() - t0;
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("seconds", t / 1e9);
+        m.put("build_seconds", build / 1e9);
+        m.put("wire", wire(j) - w0);
+        m.put("filter_bytes", bytes);
+        return m;
+    }
+
+    static Map<String, Object> madd(Jedis j, long n, String key) {
+        long w0 = wire(j);
+        long t0 = System.nanoTime();
+        byte[] k = b(key);
+        j.sendCommand(BF_RESERVE, k, b("0.01"), b(n), b("NONSCALING"));
+        Pipeline p = j.pipelined();
+        List<Response<Object>> rs = new ArrayList<>();
+        for (long i = 0; i < n; i += MADD_ITEMS) {
+            int c = (int) Math.min(MADD_ITEMS, n - i);
+            byte[][] args = new byte[c + 1][];
+            args[0] = k;
+            for (int x = 0; x < c; x++) {
+                args[x + 1] = Gen.item(i + x);
+            }
+            rs.add(p.sendCommand(BF_MADD, args));
+            if (rs.size() == MADD_PIPELINE) {
+                p.sync();
+                rs.forEach(Response::get); // an error reply throws
+                rs.clear();
+            }
+        }
+        p.sync();
+        rs.forEach(Response::get);
+        p.close();
+        long t = System.nanoTime() - t0;
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("seconds", t / 1e9);
+        m.put("wire", wire(j) - w0);
+        return m;
+    }
+
+    static Map<String, Object> redisson(Jedis j, RedissonClient r, long n, long max, String key) {
+        long loaded = Math.min(n, max);
+        long w0 = wire(j);
+        long t0 = System.nanoTime();
+        RBloomFilter<byte[]> f = r.getBloomFilter(key, ByteArrayCodec.INSTANCE);
+        if (!f.tryInit(n, 0.01)) {
+            throw new IllegalStateException("Redisson: " + key + " exists");
+        }
+        List<byte[]> batch = new ArrayList<>(REDISSON_ITEMS);
+        for (long i = 0; i < loaded; i += REDISSON_ITEMS) {
+            int c = (int) Math.min(REDISSON_ITEMS, loaded - i);
+            batch.clear();
+            for (int x = 0; x < c; x++) {
+                batch.add(Gen.item(i + x));
+            }
+            f.add(batch);
+        }
+        long t = System.nanoTime() - t0;
+        long w = wire(j) - w0;
+        if (!f.contains(Gen.item(0))) {
+            throw new IllegalStateException("Redisson: item-0 not found");
+        }
+        double scale = (double) n / loaded;
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("loaded", loaded);
+        m.put("measured_seconds", t / 1e9);
+        m.put("measured_wire", w);
+        m.put("seconds", t / 1e9 * scale);
+        m.put("wire", (long) (w * scale));
+        m.put("extrapolated", loaded < n);
+        m.put("bits", f.getSize());
+        m.put("hash_iterations", f.getHashIterations());
+        return m;
+    }
+
+    static Map<String, Object> one(Jedis j, RedissonClient r, long n, long redissonMax) {
+        Map<String, Object> row = new LinkedHashMap<>();
+        row.put("n", n);
+        j.flushAll();
+        row.put("items_s", itemsOnly(n));
+        Map<String, Object> push = buildPush(j, n, "pushed");
+        row.put("build_push", push);
+        Map<String, Object> madd = madd(j, n, "madd");
+        row.put("madd", madd);
+        Object a = j.sendCommand(BF_SCANDUMP, b("pushed"), b(0));
+        Object m = j.sendCommand(BF_SCANDUMP, b("madd"), b(0));
+        if (!Arrays.equals((byte[]) ((List<?>) a).get(1), (byte[]) ((List<?>) m).get(1))) {
+            throw new IllegalStateException("BF.MADD and build+push made different filters");
+        }
+        for (String k : new String[] {"pushed", "madd"}) {
+            if (!Long.valueOf(1).equals(j.sendCommand(BF_EXISTS, b(k), Gen.item(0)))) {
+                throw new IllegalStateException(k + ": item-0 not found");
+            }
+        }
+        j.flushAll();
+        if (r != null) {
+            row.put("redisson", redisson(j, r, n, redissonMax, "redisson"));
+            j.flushAll();
+        }
+        return row;
+    }
+
+    public static void main(String[] argv) throws Exception {
+        Args a = new Args(argv);
+        int port = (int) a.num("port", 6379);
+        List<Long> sizes = a.nums("sizes", "100000000");
+        long redissonMax = a.num("redisson-max", 10_000_000);
+        long warm = a.num("warmup", 200_000);
+        boolean withRedisson = !a.str("redisson", "yes").equals("no");
+        Config c = new Config();
+        c.useSingleServer().setAddress("redis://127.0.0.1:" + port)
+                .setConnectionMinimumIdleSize(1).setConnectionPoolSize(2)
+                .setTimeout(600_000);
+        RedissonClient r = withRedisson ? Redisson.create(c) : null;
+        List<Map<String, Object>> rows = new ArrayList<>();
+        try (Jedis j = new Jedis("127.0.0.1", port, 600_000)) {
+            if (warm > 0) {
+                long t = System.nanoTime();
+                one(j, r, warm, warm);
+                Args.log(String.format("java bulk: warm-up at %,d items: %.1f s", warm,
+                        (System.nanoTime() - t) / 1e9));
+            }
+            for (long n : sizes) {
+                Map<String, Object> row = one(j, r, n, redissonMax);
+                rows.add(row);
+                Args.log(String.format(Locale.ROOT, "java bulk: n=%,d %s", n, row));
+            }
+        } finally {
+            if (r != null) {
+                r.shutdown();
+            }
+        }
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("jvm", Args.jvm());
+        out.put("jedis", Args.version("redis.clients", "jedis"));
+        out.put("redisson", withRedisson ? Args.version("org.redisson", "redisson") : null);
+        out.put("rows", rows);
+        String json = Json.of(out);
+        String path = a.str("json", "");
+        if (path.isEmpty()) {
+            System.out.print(json);
+        } else {
+            Files.writeString(Path.of(path), json);
+        }
+    }
+}
