@@ -99,6 +99,8 @@ def main(doc):
     g.add_argument("--java-layouts", default="classic,blocked", help="ferrobloom layouts measured")
     g.add_argument("--java-warmup", type=int, default=200_000, help="items of the discarded JIT warm-up round")
     g.add_argument("--java-bulk-sizes", default="100000000", help="bulk-load sizes (empty: none)")
+    g.add_argument("--java-bulk-threads", type=int, default=2,
+                   help="threads of the second build (putAll on one filter; 1: only the one-thread build)")
     g.add_argument("--java-redisson-max", type=int, default=10_000_000,
                    help="most items Redisson loads; above, its time and bytes are extrapolated to n")
     g = ap.add_argument_group("merge")

@@ -10,7 +10,7 @@ use crate::cmd::errors::{self as e, Op};
 use crate::cmd::{create, defaults};
 use crate::shared::{self, read, write};
 use crate::{filter_error, for_each_hash_chunk, hash_one, now_ms, param, Param};
-use ferrobloom_core::bloom::BloomError;
+use ferrobloom_core::bloom::{BloomError, PREFETCH_ONE_FROM};
 use ferrobloom_core::dump::{AddResult, SERVER_DEFAULT_LIMITS};
 use ferrobloom_core::filter::BloomFilter as Core;
 use ferrobloom_core::hash::{HashScheme, ItemHash};
@@ -32,13 +32,6 @@ pub struct BloomFilter {
     /// together; kept by every write.
     large: AtomicBool,
 }
-
-/// Filters of at least this many bytes (a core's L2 cache, 1-2 MiB) have a
-/// call on one item prefetch its lines first: at 10M items (12 MB, 1%) that
-/// took absent items' lookups from about 210 to 125-200 ns, present ones' from
-/// 240 to 200-240; in a cache it costs a few ns. (Batches prefetch from
-/// `PREFETCH_FROM`, 4 MiB: there the other items' work hides the latency.)
-const PREFETCH_ONE_FROM: u64 = 1 << 20;
 
 /// Whether a filter is large enough to prefetch for a call on one item.
 fn is_large(f: &Core) -> bool {

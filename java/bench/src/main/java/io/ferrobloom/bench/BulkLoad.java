@@ -1,6 +1,7 @@
 package io.ferrobloom.bench;
 
 import io.ferrobloom.BloomFilter;
+import io.ferrobloom.BloomLayout;
 import io.ferrobloom.JedisTransfer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -27,9 +28,11 @@ import redis.clients.jedis.commands.ProtocolCommand;
  * <ul>
  *   <li>{@code build_push}: a local non-scaling ferrobloom filter of n items at 1% filled with
  *       {@code putAll} on chunks of 10,000, then {@code JedisTransfer.push} (pipelined
- *       {@code BF.LOADCHUNK}s into a temporary key, then {@code RENAME});
- *   <li>{@code madd}: {@code BF.RESERVE key 0.01 n NONSCALING}, then {@code BF.MADD} of 1,000
- *       items a command, 50 commands a Jedis pipeline;
+ *       {@code BF.LOADCHUNK}s into a temporary key, then {@code RENAME}); again with the
+ *       chunks spread over {@code --threads} threads calling {@code putAll} on the one filter
+ *       ({@code build_push_threads});
+ *   <li>{@code madd}: {@code BF.RESERVE key 0.01 n LAYOUT l NONSCALING}, then {@code BF.MADD}
+ *       of 1,000 items a command, 50 commands a Jedis pipeline;
  *   <li>{@code redisson}: Redisson's {@code RBloomFilter} (a bitmap of {@code SETBIT}s) over
  *       {@code ByteArrayCodec}, {@code tryInit(n, 0.01)} then {@code add(Collection)} of 1,000
  *       items a call (one {@code EVAL} each). Above {@code --redisson-max} items it loads the
@@ -39,8 +42,9 @@ import redis.clients.jedis.commands.ProtocolCommand;
  *
  * Each is timed end to end from the items (made in the loop, as a job reading them would;
  * {@code items_s} is what making them alone takes), with the bytes the server received (INFO
- * stats {@code total_net_input_bytes}). The pushed filter and the {@code BF.MADD} one must have
- * the same SCANDUMP header (checked), and every filter must hold the first item.
+ * stats {@code total_net_input_bytes}), for each of {@code --layouts} (the ferrobloom ways). The
+ * pushed filter and the {@code BF.MADD} one must have the same SCANDUMP header (checked), and
+ * every filter must hold the first items.
  *
  * <pre>
  * java -cp ... io.ferrobloom.bench.BulkLoad --port 6379 --sizes 100000000 --json out.json
@@ -91,18 +95,49 @@ public final class BulkLoad {
         return (System.nanoTime() - t0) / 1e9;
     }
 
-    static Map<String, Object> buildPush(Jedis j, long n, String key) {
+    /**
+     * Fills a local filter with {@code putAll} of chunks on {@code threads} threads (chunk c on
+     * thread c mod threads; the filter takes one batch at a time, its hashing runs outside its
+     * lock), then pushes it.
+     */
+    static Map<String, Object> buildPush(Jedis j, long n, BloomLayout layout, int threads,
+            String key) throws InterruptedException {
         long w0 = wire(j);
         long t0 = System.nanoTime();
         long build;
         long bytes;
-        try (BloomFilter f = BloomFilter.builder().capacity(n).errorRate(0.01).nonScaling().build()) {
-            byte[][] chunk = new byte[CHUNK][];
-            for (long i = 0; i < n; i += CHUNK) {
-                int c = (int) Math.min(CHUNK, n - i);
-                byte[][] a = c == CHUNK ? chunk : new byte[c][];
-                Gen.items(a, c, i, 1);
-                f.putAll(a);
+        try (BloomFilter f = BloomFilter.builder().capacity(n).errorRate(0.01).nonScaling()
+                .layout(layout).build()) {
+            Thread[] ts = new Thread[threads];
+            Throwable[] failed = new Throwable[1];
+            for (int t = 0; t < threads; t++) {
+                int me = t;
+                ts[t] = new Thread(() -> {
+                    try {
+                        byte[][] chunk = new byte[CHUNK][];
+                        for (long i = (long) me * CHUNK; i < n; i += (long) threads * CHUNK) {
+                            int c = (int) Math.min(CHUNK, n - i);
+                            byte[][] a = c == CHUNK ? chunk : new byte[c][];
+                            Gen.items(a, c, i, 1);
+                            f.putAll(a);
+                        }
+                    } catch (Throwable e) {
+                        failed[0] = e;
+                    }
+                });
+            }
+            if (threads == 1) {
+                ts[0].run();
+            } else {
+                for (Thread t : ts) {
+                    t.start();
+                }
+                for (Thread t : ts) {
+                    t.join();
+                }
+            }
+            if (failed[0] != null) {
+                throw new IllegalStateException("build failed", failed[0]);
             }
             build = System.nanoTime() - t0;
             bytes = f.info().size();
@@ -110,6 +145,7 @@ public final class BulkLoad {
         }
         long t = System.nanoTime() - t0;
         Map<String, Object> m = new LinkedHashMap<>();
+        m.put("threads", threads);
         m.put("seconds", t / 1e9);
         m.put("build_seconds", build / 1e9);
         m.put("wire", wire(j) - w0);
@@ -117,11 +153,12 @@ public final class BulkLoad {
         return m;
     }
 
-    static Map<String, Object> madd(Jedis j, long n, String key) {
+    static Map<String, Object> madd(Jedis j, long n, BloomLayout layout, String key) {
         long w0 = wire(j);
         long t0 = System.nanoTime();
         byte[] k = b(key);
-        j.sendCommand(BF_RESERVE, k, b("0.01"), b(n), b("NONSCALING"));
+        j.sendCommand(BF_RESERVE, k, b("0.01"), b(n), b("LAYOUT"), b(layout.wireName()),
+                b("NONSCALING"));
         Pipeline p = j.pipelined();
         List<Response<Object>> rs = new ArrayList<>();
         for (long i = 0; i < n; i += MADD_ITEMS) {
@@ -183,26 +220,44 @@ public final class BulkLoad {
         return m;
     }
 
-    static Map<String, Object> one(Jedis j, RedissonClient r, long n, long redissonMax) {
+    private static byte[] header(Jedis j, String key) {
+        Object r = j.sendCommand(BF_SCANDUMP, b(key), b(0));
+        return (byte[]) ((List<?>) r).get(1);
+    }
+
+    private static void holds(Jedis j, String key) {
+        for (long i : new long[] {0, 1, 12_345}) {
+            if (!Long.valueOf(1).equals(j.sendCommand(BF_EXISTS, b(key), Gen.item(i)))) {
+                throw new IllegalStateException(key + ": item-" + i + " not found");
+            }
+        }
+    }
+
+    static Map<String, Object> one(Jedis j, RedissonClient r, long n, List<BloomLayout> layouts,
+            int threads, long redissonMax) throws InterruptedException {
         Map<String, Object> row = new LinkedHashMap<>();
         row.put("n", n);
         j.flushAll();
         row.put("items_s", itemsOnly(n));
-        Map<String, Object> push = buildPush(j, n, "pushed");
-        row.put("build_push", push);
-        Map<String, Object> madd = madd(j, n, "madd");
-        row.put("madd", madd);
-        Object a = j.sendCommand(BF_SCANDUMP, b("pushed"), b(0));
-        Object m = j.sendCommand(BF_SCANDUMP, b("madd"), b(0));
-        if (!Arrays.equals((byte[]) ((List<?>) a).get(1), (byte[]) ((List<?>) m).get(1))) {
-            throw new IllegalStateException("BF.MADD and build+push made different filters");
-        }
-        for (String k : new String[] {"pushed", "madd"}) {
-            if (!Long.valueOf(1).equals(j.sendCommand(BF_EXISTS, b(k), Gen.item(0)))) {
-                throw new IllegalStateException(k + ": item-0 not found");
+        Map<String, Object> byLayout = new LinkedHashMap<>();
+        for (BloomLayout layout : layouts) {
+            Map<String, Object> l = new LinkedHashMap<>();
+            l.put("build_push", buildPush(j, n, layout, 1, "pushed"));
+            l.put("madd", madd(j, n, layout, "madd"));
+            if (!Arrays.equals(header(j, "pushed"), header(j, "madd"))) {
+                throw new IllegalStateException("BF.MADD and build+push made different filters");
             }
+            holds(j, "pushed");
+            holds(j, "madd");
+            j.flushAll();
+            if (threads > 1) {
+                l.put("build_push_threads", buildPush(j, n, layout, threads, "pushed"));
+                holds(j, "pushed");
+                j.flushAll();
+            }
+            byLayout.put(layout.wireName(), l);
         }
-        j.flushAll();
+        row.put("layouts", byLayout);
         if (r != null) {
             row.put("redisson", redisson(j, r, n, redissonMax, "redisson"));
             j.flushAll();
@@ -217,6 +272,13 @@ public final class BulkLoad {
         long redissonMax = a.num("redisson-max", 10_000_000);
         long warm = a.num("warmup", 200_000);
         boolean withRedisson = !a.str("redisson", "yes").equals("no");
+        int threads = (int) a.num("threads", 2);
+        List<BloomLayout> layouts = new ArrayList<>();
+        for (String l : a.str("layouts", "classic,blocked").split(",")) {
+            if (!l.isBlank()) {
+                layouts.add(BloomLayout.valueOf(l.trim().toUpperCase(Locale.ROOT)));
+            }
+        }
         Config c = new Config();
         c.useSingleServer().setAddress("redis://127.0.0.1:" + port)
                 .setConnectionMinimumIdleSize(1).setConnectionPoolSize(2)
@@ -226,12 +288,12 @@ public final class BulkLoad {
         try (Jedis j = new Jedis("127.0.0.1", port, 600_000)) {
             if (warm > 0) {
                 long t = System.nanoTime();
-                one(j, r, warm, warm);
+                one(j, r, warm, layouts, threads, warm);
                 Args.log(String.format("java bulk: warm-up at %,d items: %.1f s", warm,
                         (System.nanoTime() - t) / 1e9));
             }
             for (long n : sizes) {
-                Map<String, Object> row = one(j, r, n, redissonMax);
+                Map<String, Object> row = one(j, r, n, layouts, threads, redissonMax);
                 rows.add(row);
                 Args.log(String.format(Locale.ROOT, "java bulk: n=%,d %s", n, row));
             }

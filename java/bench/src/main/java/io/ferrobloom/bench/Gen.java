@@ -14,8 +14,22 @@ final class Gen {
 
     private Gen() {}
 
+    private static final byte[] PREFIX = "item-".getBytes(StandardCharsets.US_ASCII);
+
+    /** {@code item-<i>} for {@code i >= 0}, written digit by digit (no String on the way). */
     static byte[] item(long i) {
-        return ("item-" + i).getBytes(StandardCharsets.UTF_8);
+        int d = 1;
+        for (long v = i; v >= 10; v /= 10) {
+            d++;
+        }
+        byte[] b = new byte[PREFIX.length + d];
+        System.arraycopy(PREFIX, 0, b, 0, PREFIX.length);
+        long v = i;
+        for (int p = b.length - 1; p >= PREFIX.length; p--) {
+            b[p] = (byte) ('0' + v % 10);
+            v /= 10;
+        }
+        return b;
     }
 
     /** Fills {@code out[0..count)} with items {@code first, first+stride, ...}. */
