@@ -101,7 +101,7 @@ def main(doc):
     g.add_argument("--java-bulk-sizes", default="100000000", help="bulk-load sizes (empty: none)")
     g.add_argument("--java-bulk-threads", type=int, default=2,
                    help="threads of the second build (putAll on one filter; 1: only the one-thread build)")
-    g.add_argument("--java-redisson-max", type=int, default=10_000_000,
+    g.add_argument("--java-redisson-max", type=int, default=1_000_000,
                    help="most items Redisson loads; above, its time and bytes are extrapolated to n")
     g = ap.add_argument_group("merge")
     g.add_argument("--merge-mib", default="16,64,256", help="size of each merged filter, MiB")

@@ -269,7 +269,7 @@ public final class BulkLoad {
         Args a = new Args(argv);
         int port = (int) a.num("port", 6379);
         List<Long> sizes = a.nums("sizes", "100000000");
-        long redissonMax = a.num("redisson-max", 10_000_000);
+        long redissonMax = a.num("redisson-max", 1_000_000);
         long warm = a.num("warmup", 200_000);
         boolean withRedisson = !a.str("redisson", "yes").equals("no");
         int threads = (int) a.num("threads", 2);
