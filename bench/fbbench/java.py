@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import tempfile
 
-from .common import ROOT, Server, fmt_bytes, fmt_items, log, med, spread, table
+from .common import Server, fmt_bytes, fmt_items, log, med, spread, table
 
 # The heap holds Guava's filter (120 MB at 100M items) and a chunk of items at a time.
 JVM_OPTS = ["-Xms1g", "-Xmx4g", "-XX:+UseParallelGC"]
