@@ -7,7 +7,8 @@
 //! `BF.RESERVE` / `CF.RESERVE`'s arguments as a client sends them (the
 //! server's defaults, limits and error texts), batches go through the core's
 //! `api` (the calls the Python package makes), refusals take their text
-//! from `ferrobloom_cmd::errors`, and files are the core's `file` format.
+//! from `ferrobloom_cmd::errors`, files are the core's `file` format, and a
+//! pull's walk bound and `DUMP` decoding are the core's (`pull.rs`).
 //!
 //! Items arrive encoded by the Java side (bytes as they are, strings as UTF-8,
 //! integers as their decimal text, as Jedis and Lettuce send them); a batch is
@@ -37,6 +38,7 @@ mod bloom;
 mod cuckoo;
 mod error;
 mod ffi;
+mod pull;
 mod stream;
 
 use error::{guard, Error, Result};
@@ -164,10 +166,10 @@ pub(crate) fn longs<'l>(env: &JNIEnv<'l>, v: &[i64]) -> Result<JObject<'l>> {
 }
 
 /// The kind codes Java passes (`Native.BLOOM`, `Native.CUCKOO`; 0: either).
-const BLOOM: jint = Kind::Bloom as jint;
-const CUCKOO: jint = Kind::Cuckoo as jint;
+pub(crate) const BLOOM: jint = Kind::Bloom as jint;
+pub(crate) const CUCKOO: jint = Kind::Cuckoo as jint;
 
-fn bad_kind(kind: jint) -> Error {
+pub(crate) fn bad_kind(kind: jint) -> Error {
     Error::Argument(format!("bad filter kind {kind}"))
 }
 
@@ -195,7 +197,7 @@ fn file_of_kind(kind: jint, h: jlong) -> Result<Vec<u8>> {
 }
 
 /// A loaded filter as a handle, its kind written to `kind_out[0]`.
-fn handle_of(
+pub(crate) fn handle_of(
     env: &JNIEnv<'_>,
     kind: jint,
     f: AnyFilter,

@@ -87,6 +87,8 @@ final class Native {
     static native int fileKind(byte[] data);
     static native byte[] scandump(int kind, long h, long iter, long[] next);
     static native long fromChunks(int kind, long[] iters, byte[][] datas);
+    static native long fromDump(byte[] payload, int[] kindOut);
+    static native long[] walkBudget(int kind, byte[] header);
 
     // Bloom filters.
     static native long bfReserve(byte[][] args);
