@@ -55,7 +55,6 @@ pub extern "system" fn Java_io_ferrobloom_Native_fromDump<'l>(
     guard(&mut env, 0, |env| {
         let p = bytes(env, &payload)?;
         let f = read_dump(&p, &LOAD_LIMITS).map_err(Error::Format)?;
-        drop(p);
         handle_of(env, 0, f, &kind_out)
     })
 }
