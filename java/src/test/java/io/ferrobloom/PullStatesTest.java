@@ -99,9 +99,10 @@ class PullStatesTest {
 
     /**
      * A writer thread adds items {@code w-0, w-1, ...} one command at a time while this thread
-     * pulls. Each pull holds every item acknowledged before it began, and is bit for bit the
-     * local twin after some prefix of the adds: the state the key held after them, never a mix.
-     * On ferrobloom the writes also made some walks start again (counted).
+     * pulls (50 pulls and 300 writes at least). Each pull holds every item acknowledged before
+     * it began, and is bit for bit the local twin after some prefix of the adds: the state the
+     * key held after them, never a mix. On ferrobloom the writes also made some walks start
+     * again (counted).
      */
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("serversAndKinds")
@@ -151,7 +152,8 @@ class PullStatesTest {
             long applied = 0;
             long deadline = System.nanoTime() + 60_000_000_000L;
             try {
-                while ((pulls < 20 || (!rb(binary) && wire.walks == pulls + refused))
+                while ((pulls < 50 || acked.get() < 300
+                        || (!rb(binary) && wire.walks == pulls + refused))
                         && System.nanoTime() < deadline) {
                     long before = acked.get();
                     try (Filter p = pullOrNull(wire)) {
@@ -184,8 +186,10 @@ class PullStatesTest {
                 writer.join();
             }
             assertTrue(errors.isEmpty(), errors.toString());
-            assertTrue(pulls >= 20, pulls + " pulls succeeded, " + refused + " refused");
-            assertTrue(acked.get() > 0);
+            System.out.printf("aWriterDuringPulls %s %s: %d pulls, %d refused, %d walks, %d"
+                    + " writes%n", binary, kind, pulls, refused, wire.walks, acked.get());
+            assertTrue(pulls >= 50 && acked.get() >= 300, pulls + " pulls succeeded, "
+                    + refused + " refused, " + acked.get() + " writes");
             if (!rb(binary)) {
                 assertTrue(wire.walks > pulls + refused, "no walk was started again ("
                         + wire.walks + " walks for " + pulls + " pulls)");
