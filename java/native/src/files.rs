@@ -57,7 +57,7 @@ fn dump_file<T: JavaKind>(
 }
 
 /// A loaded filter as a handle, its kind written to `kind_out[0]`.
-fn handle_of(
+pub(crate) fn handle_of(
     env: &JNIEnv<'_>,
     kind: jint,
     f: AnyFilter,

@@ -7,7 +7,8 @@
 //! `BF.RESERVE` / `CF.RESERVE`'s arguments as a client sends them (the
 //! server's defaults, limits and error texts), batches go through the core's
 //! `api` (the calls the Python package makes), refusals take their text
-//! from `ferrobloom_cmd::errors`, and files are the core's `file` format.
+//! from `ferrobloom_cmd::errors`, files are the core's `file` format, and a
+//! pull's walk bound and `DUMP` decoding are the core's (`pull.rs`).
 //!
 //! Items arrive encoded by the Java side (bytes as they are, strings as UTF-8,
 //! integers as their decimal text, as Jedis and Lettuce send them); a batch is
@@ -40,6 +41,7 @@ mod error;
 mod ffi;
 mod files;
 mod kind;
+mod pull;
 mod stream;
 
 use error::{guard, Error, Result};

@@ -10,20 +10,25 @@ import redis.clients.jedis.AbstractTransaction;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.JedisPooled;
 import redis.clients.jedis.Response;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.commands.ProtocolCommand;
 import redis.clients.jedis.util.JedisClusterCRC16;
 
 /**
- * Moving filters to a server over Jedis (an optional dependency: a program that uses this class
- * brings Jedis): a {@link Jedis} connection, a {@link UnifiedJedis} such as {@code
- * JedisPooled}, or a {@link JedisCluster}. What push promises: {@code Push}'s documentation, docs/clients.md.
+ * Moving filters to and from a server over Jedis (an optional dependency: a program that uses
+ * this class brings Jedis): a {@link Jedis} connection, a {@link UnifiedJedis} such as {@code
+ * JedisPooled}, or a {@link JedisCluster}. What push and pull promise: {@code Push}'s and
+ * {@code Pull}'s documentation, docs/clients.md.
  *
  * <pre>{@code
  * try (BloomFilter f = BloomFilter.create(100_000_000, 0.01)) {
  *     f.putAll(items);
  *     JedisTransfer.push(jedis, "seen", f, true);
+ * }
+ * try (BloomFilter g = JedisTransfer.pullBloom(jedis, "seen")) {
+ *     g.mightContain("alice");
  * }
  * }</pre>
  */
@@ -51,6 +56,10 @@ public final class JedisTransfer {
     }
 
     public static void push(UnifiedJedis client, byte[] key, Filter filter, boolean replace) {
+        if (client instanceof JedisCluster jc) {
+            push(jc, key, filter, replace);
+            return;
+        }
         Push.push(new JedisWire(client), key, filter, replace);
     }
 
@@ -68,6 +77,126 @@ public final class JedisTransfer {
         try (Connection c = client.getConnectionFromSlot(JedisClusterCRC16.getSlot(key))) {
             push(new Jedis(c), key, filter, replace);
         }
+    }
+
+    /**
+     * Reads the filter under {@code key} into a local filter ({@link BloomFilter} or {@link
+     * CuckooFilter}, by the key's type) that answers every probe as the server's: exactly a
+     * state the key held, or an exception, never a mix of two states. On ferrobloom, a {@code
+     * SCANDUMP key iterator STAMP} walk whose every reply carries the stamp of the header's
+     * state, walked again when the key changed during it (three walks at most, then {@link
+     * FilterException} {@code the key changed during every one of 3 SCANDUMP walks}); on a
+     * server whose SCANDUMP takes no {@code STAMP} (RedisBloom), the key's {@code DUMP}, one
+     * atomic read, decoded locally. A missing key throws {@code ERR not found}, a key of another
+     * type the server's {@code WRONGTYPE} text (both {@link FilterException}); the server's
+     * other refusals propagate as Jedis throws them. See docs/clients.md, "push and pull".
+     */
+    public static Filter pull(Jedis client, String key) {
+        return pull(client, key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public static Filter pull(Jedis client, byte[] key) {
+        return Pull.pull(new JedisWire(client), key, Filter.class);
+    }
+
+    /** {@link #pull(Jedis, String)} of a Bloom filter: a cuckoo filter's key throws WRONGTYPE. */
+    public static BloomFilter pullBloom(Jedis client, String key) {
+        return pullBloom(client, key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public static BloomFilter pullBloom(Jedis client, byte[] key) {
+        return Pull.pull(new JedisWire(client), key, BloomFilter.class);
+    }
+
+    /** {@link #pull(Jedis, String)} of a cuckoo filter: a Bloom filter's key throws WRONGTYPE. */
+    public static CuckooFilter pullCuckoo(Jedis client, String key) {
+        return pullCuckoo(client, key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public static CuckooFilter pullCuckoo(Jedis client, byte[] key) {
+        return Pull.pull(new JedisWire(client), key, CuckooFilter.class);
+    }
+
+    /**
+     * {@link #pull(Jedis, String)} over a pooled client: a {@code JedisPooled} lends one
+     * connection for the whole pull, a {@link JedisCluster} is pulled as {@link
+     * #pull(JedisCluster, String)}.
+     */
+    public static Filter pull(UnifiedJedis client, String key) {
+        return pull(client, key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public static Filter pull(UnifiedJedis client, byte[] key) {
+        return pull(client, key, Filter.class);
+    }
+
+    public static BloomFilter pullBloom(UnifiedJedis client, String key) {
+        return pullBloom(client, key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public static BloomFilter pullBloom(UnifiedJedis client, byte[] key) {
+        return pull(client, key, BloomFilter.class);
+    }
+
+    public static CuckooFilter pullCuckoo(UnifiedJedis client, String key) {
+        return pullCuckoo(client, key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public static CuckooFilter pullCuckoo(UnifiedJedis client, byte[] key) {
+        return pull(client, key, CuckooFilter.class);
+    }
+
+    private static <T extends Filter> T pull(UnifiedJedis client, byte[] key, Class<T> want) {
+        if (client instanceof JedisCluster jc) {
+            return pull(jc, key, want);
+        }
+        if (client instanceof JedisPooled p) {
+            // One connection for the whole pull: a cuckoo filter of RedisBloom's layout knows a
+            // walk by the connection that began it.
+            try (Connection c = p.getPool().getResource()) {
+                return Pull.pull(new JedisWire(new Jedis(c)), key, want);
+            }
+        }
+        return Pull.pull(new JedisWire(client), key, want);
+    }
+
+    /**
+     * {@link #pull(Jedis, String)} from a Redis Cluster, on one connection to the primary that
+     * serves the key's slot.
+     */
+    public static Filter pull(JedisCluster client, String key) {
+        return pull(client, key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public static Filter pull(JedisCluster client, byte[] key) {
+        return pull(client, key, Filter.class);
+    }
+
+    public static BloomFilter pullBloom(JedisCluster client, String key) {
+        return pullBloom(client, key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public static BloomFilter pullBloom(JedisCluster client, byte[] key) {
+        return pull(client, key, BloomFilter.class);
+    }
+
+    public static CuckooFilter pullCuckoo(JedisCluster client, String key) {
+        return pullCuckoo(client, key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public static CuckooFilter pullCuckoo(JedisCluster client, byte[] key) {
+        return pull(client, key, CuckooFilter.class);
+    }
+
+    private static <T extends Filter> T pull(JedisCluster client, byte[] key, Class<T> want) {
+        try (Connection c = client.getConnectionFromSlot(JedisClusterCRC16.getSlot(key))) {
+            return Pull.pull(new JedisWire(new Jedis(c)), key, want);
+        }
+    }
+
+    /** The wire over a Jedis connection (tests wrap it). */
+    static Push.Wire wire(Jedis j) {
+        return new JedisWire(j);
     }
 
     static ProtocolCommand command(byte[] name) {

@@ -20,12 +20,13 @@ import java.util.List;
 import java.util.concurrent.ExecutionException;
 
 /**
- * Moving filters to a server over a Lettuce connection (an optional dependency: a program that
- * uses this class brings Lettuce), with any codec: the commands carry raw bytes. The chunks
- * are pipelined through the connection's asynchronous API, the rest is synchronous; the final rename is a
- * {@code MULTI}/{@code EXEC} on the connection, so, as for any Lettuce transaction, the
- * connection must not be shared with other threads during the push. What push promises:
- * docs/clients.md.
+ * Moving filters to and from a server over a Lettuce connection (an optional dependency: a
+ * program that uses this class brings Lettuce), with any codec: the commands carry raw bytes.
+ * The chunks are pipelined through the connection's asynchronous API, the rest is synchronous;
+ * the final rename is a {@code MULTI}/{@code EXEC} on the connection, so, as for any Lettuce
+ * transaction, the connection must not be shared with other threads during the push. A pull
+ * sends only reads ({@code TYPE}, {@code SCANDUMP}, {@code DUMP}) on the connection. What push
+ * and pull promise: docs/clients.md.
  */
 public final class LettuceTransfer {
     private LettuceTransfer() {}
@@ -54,12 +55,91 @@ public final class LettuceTransfer {
 
     public static <K, V> void push(StatefulRedisClusterConnection<K, V> cluster, byte[] key,
             Filter filter, boolean replace) {
+        push(primary(cluster, key), key, filter, replace);
+    }
+
+    /**
+     * The same as {@link JedisTransfer#pull(redis.clients.jedis.Jedis, String)}: the filter under
+     * {@code key}, exactly a state the key held, or an exception (a missing key: {@code ERR not
+     * found}, a key of another type: {@code WRONGTYPE}); the server's refusals propagate as
+     * Lettuce throws them.
+     */
+    public static <K, V> Filter pull(StatefulRedisConnection<K, V> connection, String key) {
+        return pull(connection, key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public static <K, V> Filter pull(StatefulRedisConnection<K, V> connection, byte[] key) {
+        return Pull.pull(new Wire<>(connection), key, Filter.class);
+    }
+
+    /** {@link #pull(StatefulRedisConnection, String)} of a Bloom filter (else WRONGTYPE). */
+    public static <K, V> BloomFilter pullBloom(StatefulRedisConnection<K, V> connection,
+            String key) {
+        return pullBloom(connection, key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public static <K, V> BloomFilter pullBloom(StatefulRedisConnection<K, V> connection,
+            byte[] key) {
+        return Pull.pull(new Wire<>(connection), key, BloomFilter.class);
+    }
+
+    /** {@link #pull(StatefulRedisConnection, String)} of a cuckoo filter (else WRONGTYPE). */
+    public static <K, V> CuckooFilter pullCuckoo(StatefulRedisConnection<K, V> connection,
+            String key) {
+        return pullCuckoo(connection, key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public static <K, V> CuckooFilter pullCuckoo(StatefulRedisConnection<K, V> connection,
+            byte[] key) {
+        return Pull.pull(new Wire<>(connection), key, CuckooFilter.class);
+    }
+
+    /**
+     * The pull from a Redis Cluster, on the cluster connection's connection to the primary
+     * serving the key's slot.
+     */
+    public static <K, V> Filter pull(StatefulRedisClusterConnection<K, V> cluster, String key) {
+        return pull(cluster, key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public static <K, V> Filter pull(StatefulRedisClusterConnection<K, V> cluster, byte[] key) {
+        return pull(primary(cluster, key), key);
+    }
+
+    public static <K, V> BloomFilter pullBloom(StatefulRedisClusterConnection<K, V> cluster,
+            String key) {
+        return pullBloom(cluster, key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public static <K, V> BloomFilter pullBloom(StatefulRedisClusterConnection<K, V> cluster,
+            byte[] key) {
+        return pullBloom(primary(cluster, key), key);
+    }
+
+    public static <K, V> CuckooFilter pullCuckoo(StatefulRedisClusterConnection<K, V> cluster,
+            String key) {
+        return pullCuckoo(cluster, key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public static <K, V> CuckooFilter pullCuckoo(StatefulRedisClusterConnection<K, V> cluster,
+            byte[] key) {
+        return pullCuckoo(primary(cluster, key), key);
+    }
+
+    /** The cluster connection's connection to the primary serving {@code key}'s slot. */
+    private static <K, V> StatefulRedisConnection<K, V> primary(
+            StatefulRedisClusterConnection<K, V> cluster, byte[] key) {
         int slot = SlotHash.getSlot(key);
         RedisClusterNode node = cluster.getPartitions().getMasterBySlot(slot);
         if (node == null) {
             throw new FilterException("ERR no primary serves slot " + slot);
         }
-        push(cluster.getConnection(node.getNodeId()), key, filter, replace);
+        return cluster.getConnection(node.getNodeId());
+    }
+
+    /** The wire over a Lettuce connection (tests wrap it). */
+    static <K, V> Push.Wire wire(StatefulRedisConnection<K, V> connection) {
+        return new Wire<>(connection);
     }
 
     static ProtocolKeyword keyword(byte[] name) {

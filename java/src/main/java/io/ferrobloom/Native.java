@@ -96,6 +96,8 @@ final class Native {
     static native int fileKind(byte[] data);
     static native byte[] scandump(int kind, long h, long iter, long[] next);
     static native long fromChunks(int kind, long[] iters, byte[][] datas);
+    static native long fromDump(byte[] payload, int[] kindOut);
+    static native long[] walkBudget(int kind, byte[] header);
 
     // Bloom filters. The batch calls (one per Items.Batch) return a code per item (0 not new,
     // 1 new, 2 and up a refusal) or an answer per item.

@@ -239,6 +239,14 @@ abstract class NativeFilter {
         }
     }
 
+    /** A filter of either kind from a server's {@code DUMP} reply of a filter key. */
+    static Filter fromDump(byte[] payload) {
+        Objects.requireNonNull(payload, "payload");
+        int[] k = new int[1];
+        long h = Native.fromDump(payload, k);
+        return wrap(k[0], h);
+    }
+
     static long fromChunks(int kind, List<Chunk> chunks) {
         Objects.requireNonNull(chunks, "chunks");
         long[] iters = new long[chunks.size()];

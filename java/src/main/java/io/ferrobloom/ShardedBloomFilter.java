@@ -231,6 +231,27 @@ public final class ShardedBloomFilter {
         return out;
     }
 
+    /**
+     * Every shard as a local filter, shard 0 first ({@link JedisTransfer#pullBloom} of each
+     * key: each exactly a state its key held; close them after use). A shard that cannot be
+     * pulled throws, and the shards pulled before it are closed.
+     */
+    public List<BloomFilter> pull() {
+        List<BloomFilter> out = new ArrayList<>(keys.size());
+        boolean done = false;
+        try {
+            for (String k : keys) {
+                out.add(JedisTransfer.pullBloom(client, k));
+            }
+            done = true;
+            return out;
+        } finally {
+            if (!done) {
+                out.forEach(BloomFilter::close);
+            }
+        }
+    }
+
     /** Stores local shard filters (built with {@link #localShards}) with push. */
     public void push(List<BloomFilter> filters, boolean replace) {
         if (filters.size() != keys.size()) {
@@ -238,11 +259,7 @@ public final class ShardedBloomFilter {
                     + filters.size());
         }
         for (int s = 0; s < keys.size(); s++) {
-            if (client instanceof JedisCluster jc) {
-                JedisTransfer.push(jc, keys.get(s), filters.get(s), replace);
-            } else {
-                JedisTransfer.push(client, keys.get(s), filters.get(s), replace);
-            }
+            JedisTransfer.push(client, keys.get(s), filters.get(s), replace);
         }
     }
 }

@@ -17,9 +17,9 @@ import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.util.JedisClusterCRC16;
 
 /**
- * push through JedisCluster and Lettuce's cluster client into a three-primary cluster: keys of every slot third land on the
- * primary that serves them, walk and answer as the Java filter, and an existing key is refused
- * without replace.
+ * push and pull through JedisCluster and Lettuce's cluster client with a three-primary cluster:
+ * keys of every slot third land on the primary that serves them, walk and answer as the Java
+ * filter, are pulled back from it bit for bit, and an existing key is refused without replace.
  */
 class ClusterTest {
 
@@ -101,6 +101,24 @@ class ClusterTest {
                     ServerIdentityTest.assertSameWalk("BF", local.get(i).chunks(),
                             owner.scandump("BF", key));
                 }
+                // Pulled, every shard is the server's and the one built offline.
+                List<BloomFilter> pulled = s.pull();
+                try {
+                    assertEquals(16, pulled.size());
+                    for (int i = 0; i < 16; i++) {
+                        String key = s.keys().get(i);
+                        TestServer owner = nodes.get(JedisClusterCRC16.getSlot(key) * 3 / 16384);
+                        ServerIdentityTest.assertSameWalk("BF", owner.scandump("BF", key),
+                                pulled.get(i).chunks());
+                        ServerIdentityTest.assertSameWalk("BF", local.get(i).chunks(),
+                                pulled.get(i).chunks());
+                        for (boolean b : pulled.get(i).mightContainAll(routed.get(i))) {
+                            assertTrue(b);
+                        }
+                    }
+                } finally {
+                    pulled.forEach(BloomFilter::close);
+                }
                 ShardedBloomFilter copy = new ShardedBloomFilter(jc, "copy", 16);
                 copy.push(local, false);
                 assertArrayEquals(s.mightContainAll(probes), copy.mightContainAll(probes));
@@ -141,6 +159,11 @@ class ClusterTest {
                         () -> JedisTransfer.push(jc, key, b, false));
                 assertEquals("ERR item exists", e.getMessage());
                 JedisTransfer.push(jc, key, b, true);
+                try (Filter pb = JedisTransfer.pull(jc, key);
+                        CuckooFilter pc = JedisTransfer.pullCuckoo(jc, key + ":cf{" + key + "}")) {
+                    ServerIdentityTest.assertSameWalk("BF", b.chunks(), pb.chunks());
+                    ServerIdentityTest.assertSameWalk("CF", c.chunks(), pc.chunks());
+                }
             }
             assertEquals(3, thirds.size(), "keys on every primary");
             // The same through Lettuce's cluster client.
@@ -151,11 +174,17 @@ class ClusterTest {
                     int slot = JedisClusterCRC16.getSlot(key);
                     TestServer owner = nodes.get(slot <= 5460 ? 0 : slot <= 10922 ? 1 : 2);
                     LettuceTransfer.push(conn, key, b, false);
+                    LettuceTransfer.push(conn, "{" + key + "}b", b, false);
                     ServerIdentityTest.assertSameWalk("BF", b.chunks(), owner.scandump("BF", key));
                     assertThrows(FilterException.class,
                             () -> LettuceTransfer.push(conn, key, c, false));
                     LettuceTransfer.push(conn, key, c, true);
                     ServerIdentityTest.assertSameWalk("CF", c.chunks(), owner.scandump("CF", key));
+                    try (Filter p = LettuceTransfer.pull(conn, key);
+                            BloomFilter other = LettuceTransfer.pullBloom(conn, "{" + key + "}b")) {
+                        ServerIdentityTest.assertSameWalk("CF", c.chunks(), p.chunks());
+                        ServerIdentityTest.assertSameWalk("BF", b.chunks(), other.chunks());
+                    }
                 }
             } finally {
                 lc.shutdown();

@@ -24,7 +24,7 @@ import redis.clients.jedis.Jedis;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 
 /**
- * push over TLS, with the server's default of requiring client certificates: a throw-away CA
+ * push and pull over TLS, with the server's default of requiring client certificates: a throw-away CA
  * (openssl) signs the server's and the client's certificates; Jedis and Lettuce push every kind
  * through it, and a client that does not trust the server's certificate is refused. Runs on the
  * first server of {@code ferrobloom.servers} (Redis 7.0 with make java-test; skipped where
@@ -84,7 +84,7 @@ class TlsTest {
     }
 
     @Test
-    void pushOverTls(@TempDir Path d) throws Exception {
+    void pushAndPullOverTls(@TempDir Path d) throws Exception {
         try {
             certificates(d);
         } catch (java.io.IOException e) {
@@ -110,6 +110,11 @@ class TlsTest {
                     .sslSocketFactory(context(d, true).getSocketFactory()).build())) {
                 JedisTransfer.push(j, "jb", b, false);
                 JedisTransfer.push(j, "jc", c, false);
+                try (Filter pb = JedisTransfer.pull(j, "jb"); Filter pc = JedisTransfer.pull(j,
+                        "jc")) {
+                    ServerIdentityTest.assertSameWalk("BF", b.chunks(), pb.chunks());
+                    ServerIdentityTest.assertSameWalk("CF", c.chunks(), pc.chunks());
+                }
             }
             ServerIdentityTest.assertSameWalk("BF", b.chunks(), s.scandump("BF", "jb"));
             ServerIdentityTest.assertSameWalk("CF", c.chunks(), s.scandump("CF", "jc"));
@@ -122,6 +127,9 @@ class TlsTest {
                     .withSsl(true).build();
             try (var conn = lettuce.connect(uri)) {
                 LettuceTransfer.push(conn, "lb", b, false);
+                try (BloomFilter p = LettuceTransfer.pullBloom(conn, "lb")) {
+                    ServerIdentityTest.assertSameWalk("BF", b.chunks(), p.chunks());
+                }
             } finally {
                 lettuce.shutdown();
             }
