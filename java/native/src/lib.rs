@@ -15,18 +15,19 @@
 //! one byte array of the items back to back and an int array of where each
 //! ends. Every entry point runs inside `error::guard`: a refusal becomes the
 //! Java exception it names, a panic a `FilterException`; nothing unwinds into
-//! the JVM. Handles and their lifetime: `ffi.rs`. The binding never waits for
+//! the JVM. Handles and their lifetime: `ffi.rs`. What the two kinds answer
+//! differently is written once per kind in `kind.rs` (`JavaKind`), and every
+//! call both kinds make once over it: here (creation, copies, info, limits),
+//! in `files.rs` (files and chunks), and the per-item and batch plumbing
+//! `bloom.rs` and `cuckoo.rs` use for their own calls. The binding never waits for
 //! a filter's lock while it holds a Java array pinned, and never calls Java
 //! code while it holds a filter's lock.
 
-use jni::objects::{JByteArray, JClass, JIntArray, JLongArray, JObject, JObjectArray};
-use jni::sys::{jbyteArray, jint, jlong};
+use jni::objects::{JByteArray, JClass, JIntArray, JObject, JObjectArray};
+use jni::sys::{jdouble, jint, jlong, jlongArray, jstring};
 use jni::JNIEnv;
 
-use ferrobloom_core::api::{load_chunks, Kind, Scandump, LOAD_LIMITS};
-use ferrobloom_core::cuckoo::CuckooFilter;
-use ferrobloom_core::file::{self, AnyFilter};
-use ferrobloom_core::filter::BloomFilter;
+use ferrobloom_core::api::Kind;
 
 // The Python package's allocator, shared rather than copied: the system
 // allocator with zeroed blocks aligned above 16 bytes (a Bloom filter's 64-byte
@@ -38,15 +39,18 @@ mod bloom;
 mod cuckoo;
 mod error;
 mod ffi;
+mod files;
+mod kind;
 mod pull;
 mod stream;
 
 use error::{guard, Error, Result};
+use kind::by_kind;
 
 /// Zeroed allocations (every filter's bits) are lazily zeroed pages.
 #[global_allocator]
 static ALLOC: alloc::LazyZeroed = alloc::LazyZeroed;
-use ffi::{new_handle, slot};
+use ffi::slot;
 
 /// Milliseconds since the Unix epoch (windowed filters' clock, as the
 /// server's): the core's, which its loaders anchor windowed filters to.
@@ -173,62 +177,6 @@ pub(crate) fn bad_kind(kind: jint) -> Error {
     Error::Argument(format!("bad filter kind {kind}"))
 }
 
-/// The filter file of a filter, or an error Java can act on.
-fn file_of<T: Scandump>(h: jlong) -> Result<Vec<u8>> {
-    slot::<T>(h)?.with(|f| {
-        let mut out = Vec::new();
-        file::write(f, &mut out).map_err(|why| {
-            if why == "out of memory" {
-                Error::OutOfMemory(format!("ERR {why} writing the filter's file"))
-            } else {
-                Error::Filter(format!("ERR {why}"))
-            }
-        })?;
-        Ok(out)
-    })
-}
-
-fn file_of_kind(kind: jint, h: jlong) -> Result<Vec<u8>> {
-    match kind {
-        BLOOM => file_of::<BloomFilter>(h),
-        CUCKOO => file_of::<CuckooFilter>(h),
-        k => Err(bad_kind(k)),
-    }
-}
-
-/// A loaded filter as a handle, its kind written to `kind_out[0]`.
-pub(crate) fn handle_of(
-    env: &JNIEnv<'_>,
-    kind: jint,
-    f: AnyFilter,
-    kind_out: &JIntArray<'_>,
-) -> Result<jlong> {
-    let (k, h) = match f {
-        AnyFilter::Bloom(f) => (BLOOM, new_handle(f)),
-        AnyFilter::Cuckoo(f) => (CUCKOO, new_handle(f)),
-    };
-    if !kind_out.is_null() {
-        env.set_int_array_region(kind_out, 0, &[k])?;
-    }
-    debug_assert!(kind == 0 || kind == k);
-    Ok(h)
-}
-
-/// Reads a file of `kind` (0: either) through `read` (over bytes or a stream).
-fn load_file(
-    kind: jint,
-    bloom: impl FnOnce() -> std::result::Result<BloomFilter, String>,
-    cuckoo: impl FnOnce() -> std::result::Result<CuckooFilter, String>,
-    any: impl FnOnce() -> std::result::Result<AnyFilter, String>,
-) -> Result<AnyFilter> {
-    match kind {
-        0 => any().map_err(Error::Format),
-        BLOOM => bloom().map(AnyFilter::Bloom).map_err(Error::Format),
-        CUCKOO => cuckoo().map(AnyFilter::Cuckoo).map_err(Error::Format),
-        k => Err(bad_kind(k)),
-    }
-}
-
 #[no_mangle]
 pub extern "system" fn Java_io_ferrobloom_Native_close(
     mut env: JNIEnv<'_>,
@@ -236,14 +184,11 @@ pub extern "system" fn Java_io_ferrobloom_Native_close(
     kind: jint,
     h: jlong,
 ) {
-    guard(&mut env, (), |_| {
-        match kind {
-            BLOOM => slot::<BloomFilter>(h)?.close(),
-            CUCKOO => slot::<CuckooFilter>(h)?.close(),
-            k => return Err(bad_kind(k)),
-        }
-        Ok(())
-    })
+    guard(
+        &mut env,
+        (),
+        |_| by_kind!(kind, T => slot::<T>(h).map(|s| s.close())),
+    )
 }
 
 #[no_mangle]
@@ -254,173 +199,93 @@ pub extern "system" fn Java_io_ferrobloom_Native_free(
     h: jlong,
 ) {
     guard(&mut env, (), |_| {
-        match kind {
-            BLOOM => ffi::free::<BloomFilter>(h),
-            CUCKOO => ffi::free::<CuckooFilter>(h),
-            k => return Err(bad_kind(k)),
-        }
-        Ok(())
-    })
-}
-
-#[no_mangle]
-pub extern "system" fn Java_io_ferrobloom_Native_toBytes<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    kind: jint,
-    h: jlong,
-) -> jbyteArray {
-    guard(&mut env, std::ptr::null_mut(), |env| {
-        let out = file_of_kind(kind, h)?;
-        if out.len() > (i32::MAX - 8) as usize {
-            return Err(Error::Filter(format!(
-                "ERR the filter's file ({} bytes) is larger than a Java array: use writeTo",
-                out.len()
-            )));
-        }
-        Ok(env.byte_array_from_slice(&out)?.into_raw())
-    })
-}
-
-#[no_mangle]
-pub extern "system" fn Java_io_ferrobloom_Native_writeTo<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    kind: jint,
-    h: jlong,
-    out: JObject<'l>,
-) {
-    guard(&mut env, (), |env| {
-        if out.is_null() {
-            return Err(Error::Null("out"));
-        }
-        // The file is made under the filter's read lock, then written with
-        // the lock released (no Java code runs under a filter's lock).
-        let bytes = file_of_kind(kind, h)?;
-        stream::write_all(env, &out, &bytes)
-    })
-}
-
-#[no_mangle]
-pub extern "system" fn Java_io_ferrobloom_Native_fromBytes<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    kind: jint,
-    data: JByteArray<'l>,
-    kind_out: JIntArray<'l>,
-) -> jlong {
-    guard(&mut env, 0, |env| {
-        let b = bytes(env, &data)?;
-        let f = load_file(
-            kind,
-            || file::read(&b, &LOAD_LIMITS),
-            || file::read(&b, &LOAD_LIMITS),
-            || file::read_any(&b, &LOAD_LIMITS),
-        )?;
-        handle_of(env, kind, f, &kind_out)
-    })
-}
-
-#[no_mangle]
-pub extern "system" fn Java_io_ferrobloom_Native_readFrom<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    kind: jint,
-    input: JObject<'l>,
-    len: jlong,
-    kind_out: JIntArray<'l>,
-) -> jlong {
-    guard(&mut env, 0, |env| {
-        if input.is_null() {
-            return Err(Error::Null("in"));
-        }
-        let len = u64::try_from(len).ok();
-        let f = stream::read(env, &input, |mut r| match kind {
-            0 => file::read_any_from(&mut r, len, &LOAD_LIMITS).map_err(Error::Format),
-            BLOOM => file::read_from(&mut r, len, &LOAD_LIMITS)
-                .map(AnyFilter::Bloom)
-                .map_err(Error::Format),
-            CUCKOO => file::read_from(&mut r, len, &LOAD_LIMITS)
-                .map(AnyFilter::Cuckoo)
-                .map_err(Error::Format),
-            k => Err(bad_kind(k)),
-        })?;
-        handle_of(env, kind, f, &kind_out)
-    })
-}
-
-#[no_mangle]
-pub extern "system" fn Java_io_ferrobloom_Native_fileKind<'l>(
-    mut env: JNIEnv<'l>,
-    _: JClass<'l>,
-    data: JByteArray<'l>,
-) -> jint {
-    guard(&mut env, 0, |env| {
-        let b = bytes(env, &data)?;
-        file::parse(&b)
-            .map(|p| p.kind as jint)
-            .map_err(Error::Format)
-    })
-}
-
-fn scandump_of<T: Scandump>(h: jlong, iter: i64) -> Result<(i64, Vec<u8>)> {
-    slot::<T>(h)?.with(|f| {
-        Ok(match f.scandump(iter) {
-            Some((n, d)) => (n, d.into_owned()),
-            None => (0, Vec::new()),
+        by_kind!(kind, T => {
+            ffi::free::<T>(h);
+            Ok(())
         })
     })
 }
 
+// The calls both kinds share, on `kind::JavaKind`.
+
 #[no_mangle]
-pub extern "system" fn Java_io_ferrobloom_Native_scandump<'l>(
+pub extern "system" fn Java_io_ferrobloom_Native_reserve<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    kind: jint,
+    args: JObjectArray<'l>,
+) -> jlong {
+    guard(
+        &mut env,
+        0,
+        |env| by_kind!(kind, T => kind::reserve::<T>(env, &args)),
+    )
+}
+
+#[no_mangle]
+pub extern "system" fn Java_io_ferrobloom_Native_copy<'l>(
     mut env: JNIEnv<'l>,
     _: JClass<'l>,
     kind: jint,
     h: jlong,
-    iter: jlong,
-    next: JLongArray<'l>,
-) -> jbyteArray {
+) -> jlong {
+    guard(&mut env, 0, |_| by_kind!(kind, T => kind::copy::<T>(h)))
+}
+
+#[no_mangle]
+pub extern "system" fn Java_io_ferrobloom_Native_insertErrorText<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    kind: jint,
+    code: jint,
+) -> jstring {
     guard(&mut env, std::ptr::null_mut(), |env| {
-        let (n, d) = match kind {
-            BLOOM => scandump_of::<BloomFilter>(h, iter)?,
-            CUCKOO => scandump_of::<CuckooFilter>(h, iter)?,
-            k => return Err(bad_kind(k)),
-        };
-        env.set_long_array_region(&next, 0, &[n])?;
-        Ok(env.byte_array_from_slice(&d)?.into_raw())
+        let text = by_kind!(kind, T => Ok(kind::insert_error_text::<T>(code)))?;
+        Ok(env.new_string(text)?.into_raw())
     })
 }
 
 #[no_mangle]
-pub extern "system" fn Java_io_ferrobloom_Native_fromChunks<'l>(
+pub extern "system" fn Java_io_ferrobloom_Native_info<'l>(
     mut env: JNIEnv<'l>,
     _: JClass<'l>,
     kind: jint,
-    iters: JLongArray<'l>,
-    datas: JObjectArray<'l>,
-) -> jlong {
-    guard(&mut env, 0, |env| {
-        if iters.is_null() {
-            return Err(Error::Null("iterators"));
-        }
-        let datas = byte_arrays(env, &datas)?;
-        let mut its = vec![0; datas.len()];
-        if env.get_array_length(&iters)? as usize != datas.len() {
-            return Err(Error::Argument("one iterator per chunk".into()));
-        }
-        env.get_long_array_region(&iters, 0, &mut its)?;
-        let chunks: Vec<(i64, &[u8])> = its.iter().zip(&datas).map(|(i, d)| (*i, &d[..])).collect();
-        match kind {
-            BLOOM => load_chunks::<BloomFilter>(&chunks, &LOAD_LIMITS)
-                .map(new_handle)
-                .map_err(Error::Format),
-            CUCKOO => load_chunks::<CuckooFilter>(&chunks, &LOAD_LIMITS)
-                .map(new_handle)
-                .map_err(Error::Format),
-            k => Err(bad_kind(k)),
-        }
+    h: jlong,
+) -> jlongArray {
+    guard(&mut env, std::ptr::null_mut(), |env| {
+        let v = by_kind!(kind, T => kind::info::<T>(h))?;
+        Ok(longs(env, &v)?.into_raw())
     })
+}
+
+#[no_mangle]
+pub extern "system" fn Java_io_ferrobloom_Native_errorRate<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    kind: jint,
+    h: jlong,
+) -> jdouble {
+    guard(
+        &mut env,
+        f64::NAN,
+        |_| by_kind!(kind, T => kind::error_rate::<T>(h)),
+    )
+}
+
+#[no_mangle]
+pub extern "system" fn Java_io_ferrobloom_Native_checkLimits<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    kind: jint,
+    h: jlong,
+    max_bytes: jlong,
+    max_parts: jint,
+) {
+    guard(
+        &mut env,
+        (),
+        |_| by_kind!(kind, T => kind::check_limits::<T>(h, max_bytes, max_parts)),
+    )
 }
 
 /// A deliberate panic inside a filter's write lock (test builds only): the
@@ -433,7 +298,7 @@ pub extern "system" fn Java_io_ferrobloom_Native_faultPanic(
     h: jlong,
 ) {
     guard(&mut env, (), |_| {
-        slot::<BloomFilter>(h)?
+        slot::<ferrobloom_core::filter::BloomFilter>(h)?
             .with_mut(|_| -> Result<()> { panic!("a deliberate panic (fault injection)") })
     })
 }

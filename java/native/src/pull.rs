@@ -13,7 +13,8 @@ use ferrobloom_core::filter::BloomFilter;
 use ferrobloom_core::restore::read_dump;
 
 use crate::error::{guard, Error};
-use crate::{bad_kind, bytes, handle_of, longs, BLOOM, CUCKOO};
+use crate::files::handle_of;
+use crate::{bad_kind, bytes, longs, BLOOM, CUCKOO};
 
 /// `{chunks, bytes}` a SCANDUMP walk of a filter of `kind` may return after
 /// `header`, its first reply; `FormatException` for a header that does not

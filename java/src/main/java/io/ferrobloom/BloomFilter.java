@@ -185,7 +185,7 @@ public final class BloomFilter extends NativeFilter implements Filter {
         }
 
         public BloomFilter build() {
-            return new BloomFilter(Native.bfReserve(args()));
+            return new BloomFilter(Native.reserve(Native.BLOOM, args()));
         }
     }
 
@@ -281,51 +281,20 @@ public final class BloomFilter extends NativeFilter implements Filter {
         } finally {
             Reference.reachabilityFence(this);
         }
+        codes.throwIfRefused(nativeKind);
         boolean[] out = new boolean[codes.n];
-        int firstError = -1;
         for (int i = 0; i < codes.n; i++) {
-            byte c = codes.v[i];
-            if (c >= 2 && firstError < 0) {
-                firstError = i;
-            }
-            out[i] = c == 1;
+            out[i] = codes.v[i] == 1;
         }
-        if (firstError < 0) {
-            return out;
-        }
-        List<Object> reply = new ArrayList<>(codes.n);
-        String[] texts = new String[8];
-        for (int i = 0; i < codes.n; i++) {
-            byte c = codes.v[i];
-            if (c < 2) {
-                reply.add(c == 1);
-            } else {
-                if (texts[c] == null) {
-                    texts[c] = Native.bfInsertErrorText(c);
-                }
-                reply.add(new FilterException(texts[c]));
-            }
-        }
-        String text = texts[codes.v[firstError]];
-        if (codes.v[firstError] == 5) {
-            throw new OutOfMemoryError(text);
-        }
-        throw new BatchException(text, firstError, reply);
+        return out;
     }
 
     // Looking up.
 
     /** {@code BF.EXISTS}: whether the item may have been added (never false for an item added). */
+    @Override
     public boolean mightContain(byte[] item) {
         return mightContain(item, -1);
-    }
-
-    public boolean mightContain(CharSequence item) {
-        return mightContain(Items.of(item), -1);
-    }
-
-    public boolean mightContain(long item) {
-        return mightContain(Items.of(item), -1);
     }
 
     /** {@code BF.EXISTS} of a windowed filter as of another time than now. */
@@ -354,26 +323,14 @@ public final class BloomFilter extends NativeFilter implements Filter {
         return Math.max(ms, 0);
     }
 
-    /** {@code BF.MEXISTS}: per item whether it may have been added. */
-    public boolean[] mightContainAll(byte[][] items) {
-        return containsAll(source(items), -1);
-    }
-
-    public boolean[] mightContainAll(CharSequence[] items) {
-        return containsAll(source(items), -1);
-    }
-
-    public boolean[] mightContainAll(long[] items) {
-        return containsAll(source(items), -1);
-    }
-
-    public boolean[] mightContainAll(Iterable<?> items) {
-        return containsAll(source(items), -1);
-    }
-
     /** {@code BF.MEXISTS} of a windowed filter as of another time than now. */
     public boolean[] mightContainAll(Iterable<?> items, Instant asOf) {
         return containsAll(source(items), millis(asOf));
+    }
+
+    @Override
+    boolean[] containsAll(Source src) {
+        return containsAll(src, -1);
     }
 
     private boolean[] containsAll(Source src, long atMs) {
@@ -390,14 +347,6 @@ public final class BloomFilter extends NativeFilter implements Filter {
     }
 
     // What the filter is.
-
-    private long[] infoFields() {
-        try {
-            return Native.bfInfo(handle);
-        } finally {
-            Reference.reachabilityFence(this);
-        }
-    }
 
     /** {@code BF.INFO}'s five fields. */
     public BloomInfo info() {
@@ -418,11 +367,7 @@ public final class BloomFilter extends NativeFilter implements Filter {
 
     /** The error rate the filter was created with. */
     public double errorRate() {
-        try {
-            return Native.bfErrorRate(handle);
-        } finally {
-            Reference.reachabilityFence(this);
-        }
+        return nativeErrorRate();
     }
 
     /** The growth factor; empty for a non-scaling filter. */
@@ -479,11 +424,7 @@ public final class BloomFilter extends NativeFilter implements Filter {
 
     /** A deep copy. */
     public BloomFilter copy() {
-        try {
-            return new BloomFilter(Native.bfCopy(handle));
-        } finally {
-            Reference.reachabilityFence(this);
-        }
+        return new BloomFilter(copyHandle());
     }
 
     /**
@@ -492,11 +433,7 @@ public final class BloomFilter extends NativeFilter implements Filter {
      * this filter.
      */
     public void checkLimits(long maxBytes, int maxLinks) {
-        try {
-            Native.bfCheckLimits(handle, maxBytes, maxLinks);
-        } finally {
-            Reference.reachabilityFence(this);
-        }
+        checkNativeLimits(maxBytes, maxLinks);
     }
 
     // Files and chunks.
@@ -525,14 +462,11 @@ public final class BloomFilter extends NativeFilter implements Filter {
     }
 
     @Override
-    public String toString() {
-        if (isClosed()) {
-            return "BloomFilter(closed)";
-        }
+    String describe() {
         BloomInfo i = info();
-        return "BloomFilter(capacity=" + i.capacity() + ", errorRate=" + errorRate()
+        return "capacity=" + i.capacity() + ", errorRate=" + errorRate()
                 + ", expansion=" + i.expansionRate() + ", layout=" + layout().wireName()
                 + window().map(w -> ", window=" + w).orElse("")
-                + ", items=" + i.numberOfItemsInserted() + ")";
+                + ", items=" + i.numberOfItemsInserted();
     }
 }

@@ -1,7 +1,5 @@
 package io.ferrobloom;
 
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -23,12 +21,11 @@ public record BloomInfo(
 
     /** The fields under the server's names, in its order. */
     public Map<String, Object> asMap() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("Capacity", capacity);
-        m.put("Size", size);
-        m.put("Number of filters", numberOfFilters);
-        m.put("Number of items inserted", numberOfItemsInserted);
-        m.put("Expansion rate", expansionRate);
-        return Collections.unmodifiableMap(m);
+        return NativeFilter.fields(
+                "Capacity", capacity,
+                "Size", size,
+                "Number of filters", numberOfFilters,
+                "Number of items inserted", numberOfItemsInserted,
+                "Expansion rate", expansionRate);
     }
 }

@@ -116,7 +116,7 @@ public final class CuckooFilter extends NativeFilter implements Filter {
         }
 
         public CuckooFilter build() {
-            return new CuckooFilter(Native.cfReserve(args()));
+            return new CuckooFilter(Native.reserve(Native.CUCKOO, args()));
         }
     }
 
@@ -219,34 +219,8 @@ public final class CuckooFilter extends NativeFilter implements Filter {
         return out;
     }
 
-    private static void checked(Codes codes) {
-        int first = -1;
-        for (int i = 0; i < codes.n && first < 0; i++) {
-            if (codes.v[i] >= 2) {
-                first = i;
-            }
-        }
-        if (first < 0) {
-            return;
-        }
-        String[] texts = new String[8];
-        List<Object> reply = new ArrayList<>(codes.n);
-        for (int i = 0; i < codes.n; i++) {
-            byte c = codes.v[i];
-            if (c < 2) {
-                reply.add(c == 1);
-            } else {
-                if (texts[c] == null) {
-                    texts[c] = Native.cfInsertErrorText(c);
-                }
-                reply.add(new FilterException(texts[c]));
-            }
-        }
-        String text = texts[codes.v[first]];
-        if (codes.v[first] == 5) {
-            throw new OutOfMemoryError(text);
-        }
-        throw new BatchException(text, first, reply);
+    private void checked(Codes codes) {
+        codes.throwIfRefused(nativeKind);
     }
 
     /** {@code CF.DEL}: removes one copy of the item; false if it is not found. */
@@ -269,6 +243,7 @@ public final class CuckooFilter extends NativeFilter implements Filter {
     // Looking up.
 
     /** {@code CF.EXISTS}. */
+    @Override
     public boolean mightContain(byte[] item) {
         try {
             return Native.cfContains(handle, Items.of(item));
@@ -277,32 +252,8 @@ public final class CuckooFilter extends NativeFilter implements Filter {
         }
     }
 
-    public boolean mightContain(CharSequence item) {
-        return mightContain(Items.of(item));
-    }
-
-    public boolean mightContain(long item) {
-        return mightContain(Items.of(item));
-    }
-
-    /** {@code CF.MEXISTS}. */
-    public boolean[] mightContainAll(Iterable<?> items) {
-        return containsAll(source(items));
-    }
-
-    public boolean[] mightContainAll(byte[][] items) {
-        return containsAll(source(items));
-    }
-
-    public boolean[] mightContainAll(CharSequence[] items) {
-        return containsAll(source(items));
-    }
-
-    public boolean[] mightContainAll(long[] items) {
-        return containsAll(source(items));
-    }
-
-    private boolean[] containsAll(Source src) {
+    @Override
+    boolean[] containsAll(Source src) {
         Booleans out = new Booleans();
         try {
             run(src, b -> {
@@ -334,14 +285,6 @@ public final class CuckooFilter extends NativeFilter implements Filter {
 
     // What the filter is.
 
-    private long[] infoFields() {
-        try {
-            return Native.cfInfo(handle);
-        } finally {
-            Reference.reachabilityFence(this);
-        }
-    }
-
     /** {@code CF.INFO}'s eight fields. */
     public CuckooInfo info() {
         long[] v = infoFields();
@@ -365,22 +308,13 @@ public final class CuckooFilter extends NativeFilter implements Filter {
 
     /** The error rate given at creation; empty when none was (8-bit fingerprints). */
     public OptionalDouble errorRate() {
-        double r;
-        try {
-            r = Native.cfErrorRate(handle);
-        } finally {
-            Reference.reachabilityFence(this);
-        }
+        double r = nativeErrorRate();
         return Double.isNaN(r) ? OptionalDouble.empty() : OptionalDouble.of(r);
     }
 
     /** A deep copy. */
     public CuckooFilter copy() {
-        try {
-            return new CuckooFilter(Native.cfCopy(handle));
-        } finally {
-            Reference.reachabilityFence(this);
-        }
+        return new CuckooFilter(copyHandle());
     }
 
     /**
@@ -389,11 +323,7 @@ public final class CuckooFilter extends NativeFilter implements Filter {
      * refuse this filter.
      */
     public void checkLimits(long maxBytes, int maxFilters) {
-        try {
-            Native.cfCheckLimits(handle, maxBytes, maxFilters);
-        } finally {
-            Reference.reachabilityFence(this);
-        }
+        checkNativeLimits(maxBytes, maxFilters);
     }
 
     // Files and chunks.
@@ -417,13 +347,10 @@ public final class CuckooFilter extends NativeFilter implements Filter {
     }
 
     @Override
-    public String toString() {
-        if (isClosed()) {
-            return "CuckooFilter(closed)";
-        }
+    String describe() {
         CuckooInfo i = info();
-        return "CuckooFilter(buckets=" + i.numberOfBuckets() + ", bucketSize=" + i.bucketSize()
+        return "buckets=" + i.numberOfBuckets() + ", bucketSize=" + i.bucketSize()
                 + ", filters=" + i.numberOfFilters() + ", layout=" + layout().wireName()
-                + ", items=" + i.numberOfItemsInserted() + ")";
+                + ", items=" + i.numberOfItemsInserted();
     }
 }

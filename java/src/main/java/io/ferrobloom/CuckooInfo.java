@@ -1,7 +1,5 @@
 package io.ferrobloom;
 
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -28,15 +26,14 @@ public record CuckooInfo(
 
     /** The fields under the server's names, in its order. */
     public Map<String, Object> asMap() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("Size", size);
-        m.put("Number of buckets", numberOfBuckets);
-        m.put("Number of filters", numberOfFilters);
-        m.put("Number of items inserted", numberOfItemsInserted);
-        m.put("Number of items deleted", numberOfItemsDeleted);
-        m.put("Bucket size", bucketSize);
-        m.put("Expansion rate", expansionRate);
-        m.put("Max iterations", maxIterations);
-        return Collections.unmodifiableMap(m);
+        return NativeFilter.fields(
+                "Size", size,
+                "Number of buckets", numberOfBuckets,
+                "Number of filters", numberOfFilters,
+                "Number of items inserted", numberOfItemsInserted,
+                "Number of items deleted", numberOfItemsDeleted,
+                "Bucket size", bucketSize,
+                "Expansion rate", expansionRate,
+                "Max iterations", maxIterations);
     }
 }

@@ -3,15 +3,15 @@ package io.ferrobloom;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.AbstractTransaction;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.JedisPooled;
-import redis.clients.jedis.Pipeline;
 import redis.clients.jedis.Response;
-import redis.clients.jedis.Transaction;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.commands.ProtocolCommand;
 import redis.clients.jedis.util.JedisClusterCRC16;
@@ -60,7 +60,7 @@ public final class JedisTransfer {
             push(jc, key, filter, replace);
             return;
         }
-        Push.push(new UnifiedWire(client), key, filter, replace);
+        Push.push(new JedisWire(client), key, filter, replace);
     }
 
     /**
@@ -157,7 +157,7 @@ public final class JedisTransfer {
                 return Pull.pull(new JedisWire(new Jedis(c)), key, want);
             }
         }
-        return Pull.pull(new UnifiedWire(client), key, want);
+        return Pull.pull(new JedisWire(client), key, want);
     }
 
     /**
@@ -222,16 +222,29 @@ public final class JedisTransfer {
         return replies;
     }
 
-    private record JedisWire(Jedis j) implements Push.Wire {
+    /** A Jedis client's three ways of sending: one command, a pipeline, a transaction. */
+    private record JedisWire(
+            Function<byte[][], Object> send,
+            Supplier<AbstractPipeline> pipelined,
+            Supplier<AbstractTransaction> multi) implements Push.Wire {
+
+        JedisWire(Jedis j) {
+            this(c -> j.sendCommand(command(c[0]), rest(c)), j::pipelined, j::multi);
+        }
+
+        JedisWire(UnifiedJedis j) {
+            this(c -> j.sendCommand(command(c[0]), rest(c)), j::pipelined, j::multi);
+        }
+
         @Override
         public Object call(byte[]... c) {
-            return j.sendCommand(command(c[0]), rest(c));
+            return send.apply(c);
         }
 
         @Override
         public void pipeline(List<byte[][]> commands) {
             List<Response<Object>> rs = new ArrayList<>();
-            try (Pipeline p = j.pipelined()) {
+            try (AbstractPipeline p = pipelined.get()) {
                 for (byte[][] c : commands) {
                     rs.add(p.sendCommand(command(c[0]), rest(c)));
                 }
@@ -244,38 +257,7 @@ public final class JedisTransfer {
 
         @Override
         public List<Object> transaction(List<byte[][]> commands) {
-            try (Transaction t = j.multi()) {
-                for (byte[][] c : commands) {
-                    t.sendCommand(command(c[0]), rest(c));
-                }
-                return checked(t.exec());
-            }
-        }
-    }
-
-    private record UnifiedWire(UnifiedJedis j) implements Push.Wire {
-        @Override
-        public Object call(byte[]... c) {
-            return j.sendCommand(command(c[0]), rest(c));
-        }
-
-        @Override
-        public void pipeline(List<byte[][]> commands) {
-            List<Response<Object>> rs = new ArrayList<>();
-            try (AbstractPipeline p = j.pipelined()) {
-                for (byte[][] c : commands) {
-                    rs.add(p.sendCommand(command(c[0]), rest(c)));
-                }
-                p.sync();
-            }
-            for (Response<Object> r : rs) {
-                r.get();
-            }
-        }
-
-        @Override
-        public List<Object> transaction(List<byte[][]> commands) {
-            try (AbstractTransaction t = j.multi()) {
+            try (AbstractTransaction t = multi.get()) {
                 for (byte[][] c : commands) {
                     t.sendCommand(command(c[0]), rest(c));
                 }

@@ -77,9 +77,18 @@ final class Native {
         }
     }
 
-    // Both kinds.
+    // Both kinds (kind: BLOOM or CUCKOO; 0 where it says either).
     static native void close(int kind, long h);
     static native void free(int kind, long h);
+    static native long reserve(int kind, byte[][] args);
+    static native long copy(int kind, long h);
+    /** The text of a batch add's refusal code (2 and up). */
+    static native String insertErrorText(int kind, int code);
+    /** INFO's fields, then the kind's own (BloomFilter.info, CuckooFilter.info). */
+    static native long[] info(int kind, long h);
+    /** The error rate the filter was created with (NaN: none). */
+    static native double errorRate(int kind, long h);
+    static native void checkLimits(int kind, long h, long maxBytes, int maxParts);
     static native byte[] toBytes(int kind, long h);
     static native void writeTo(int kind, long h, OutputStream out);
     static native long fromBytes(int kind, byte[] data, int[] kindOut);
@@ -90,36 +99,25 @@ final class Native {
     static native long fromDump(byte[] payload, int[] kindOut);
     static native long[] walkBudget(int kind, byte[] header);
 
-    // Bloom filters.
-    static native long bfReserve(byte[][] args);
+    // Bloom filters. The batch calls (one per Items.Batch) return a code per item (0 not new,
+    // 1 new, 2 and up a refusal) or an answer per item.
     static native double bfDefaultErrorRate();
     static native boolean bfAdd(long h, byte[] item);
     static native byte[] bfAddAll(long h, byte[] buf, int[] ends, int count);
-    static native String bfInsertErrorText(int code);
     static native boolean bfContains(long h, byte[] item, long atMs);
     static native boolean[] bfContainsAll(long h, byte[] buf, int[] ends, int count, long atMs);
-    static native long[] bfInfo(long h);
-    static native double bfErrorRate(long h);
     static native String bfLayout(long h);
     static native long bfUnion(long[] handles);
     static native void bfMergeInto(long dst, long src);
-    static native long bfCopy(long h);
-    static native void bfCheckLimits(long h, long maxBytes, int maxLinks);
 
     /** Test builds only (the fault-injection feature): a panic inside a filter's lock. */
     static native void faultPanic(long h);
 
     // Cuckoo filters.
-    static native long cfReserve(byte[][] args);
     static native boolean cfAdd(long h, byte[] item, boolean nx);
     static native byte[] cfInsert(long h, byte[] buf, int[] ends, int count, boolean nx);
-    static native String cfInsertErrorText(int code);
     static native boolean cfContains(long h, byte[] item);
     static native boolean[] cfContainsAll(long h, byte[] buf, int[] ends, int count);
     static native long cfCount(long h, byte[] item);
     static native boolean cfDelete(long h, byte[] item);
-    static native long[] cfInfo(long h);
-    static native double cfErrorRate(long h);
-    static native long cfCopy(long h);
-    static native void cfCheckLimits(long h, long maxBytes, int maxFilters);
 }

@@ -10,12 +10,17 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
- * A native filter's handle and lifetime, and the batch machinery both kinds use.
+ * A native filter's handle and lifetime, and what both kinds share: their native calls on the
+ * kind code ({@link Native}'s kind-generic calls), files and chunks, lookups of every item type,
+ * and the batch machinery.
  *
  * <p>{@link #close()} frees the filter's memory at once; any later call is refused with
  * IllegalStateException, by the native side under the filter's lock, so a close racing with
@@ -124,9 +129,86 @@ abstract class NativeFilter {
         return out;
     }
 
+    /** The filter's parameters and items, for {@link #toString()}. */
+    abstract String describe();
+
     @Override
-    public String toString() {
-        return getClass().getSimpleName() + (closed ? "(closed)" : "");
+    public final String toString() {
+        return getClass().getSimpleName() + "(" + (closed ? "closed" : describe()) + ")";
+    }
+
+    // Calls both kinds make on their kind code.
+
+    /** A deep copy's handle. */
+    final long copyHandle() {
+        try {
+            return Native.copy(nativeKind, handle);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** {@code INFO}'s fields, then the kind's own ({@link Native#info}). */
+    final long[] infoFields() {
+        try {
+            return Native.info(nativeKind, handle);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** The error rate the filter was created with (NaN: none). */
+    final double nativeErrorRate() {
+        try {
+            return Native.errorRate(nativeKind, handle);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** Refused with the server's text when a server with these limits would refuse it. */
+    final void checkNativeLimits(long maxBytes, int maxParts) {
+        try {
+            Native.checkLimits(nativeKind, handle, maxBytes, maxParts);
+        } finally {
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    // Looking up: every item type, on the kind's byte[] lookup and batch call.
+
+    /** {@code BF.EXISTS} / {@code CF.EXISTS}: whether the item may have been added. */
+    public abstract boolean mightContain(byte[] item);
+
+    /** {@link #mightContain(byte[])} of the item's UTF-8 bytes. */
+    public boolean mightContain(CharSequence item) {
+        return mightContain(Items.of(item));
+    }
+
+    /** {@link #mightContain(byte[])} of the item's decimal text. */
+    public boolean mightContain(long item) {
+        return mightContain(Items.of(item));
+    }
+
+    /** The answers of one lookup per item, one native call per batch. */
+    abstract boolean[] containsAll(Source src);
+
+    /** {@code BF.MEXISTS} / {@code CF.MEXISTS}: per item whether it may have been added. */
+    public boolean[] mightContainAll(byte[][] items) {
+        return containsAll(source(items));
+    }
+
+    public boolean[] mightContainAll(CharSequence[] items) {
+        return containsAll(source(items));
+    }
+
+    public boolean[] mightContainAll(long[] items) {
+        return containsAll(source(items));
+    }
+
+    /** Of any items ({@code byte[]}, CharSequence, integers, mixed). */
+    public boolean[] mightContainAll(Iterable<?> items) {
+        return containsAll(source(items));
     }
 
     // Reading files and chunks (kind 0: either).
@@ -177,6 +259,15 @@ abstract class NativeFilter {
         return Native.fromChunks(kind, iters, datas);
     }
 
+    /** An INFO reply's fields as an unmodifiable map in the server's order: name, value, ... */
+    static Map<String, Object> fields(Object... namesAndValues) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i + 1 < namesAndValues.length; i += 2) {
+            m.put((String) namesAndValues[i], namesAndValues[i + 1]);
+        }
+        return Collections.unmodifiableMap(m);
+    }
+
     // Batches.
 
     /** Fills a batch from a source of items; false when the source is exhausted. */
@@ -189,26 +280,9 @@ abstract class NativeFilter {
         boolean accept(Items.Batch b);
     }
 
-    static Source source(byte[][] items) {
-        check(Objects.requireNonNull(items, "items"));
-        int[] i = {0};
-        return b -> {
-            while (i[0] < items.length && !b.full()) {
-                b.add(items[i[0]++]);
-            }
-            return i[0] < items.length;
-        };
-    }
-
-    static Source source(CharSequence[] items) {
-        check(Objects.requireNonNull(items, "items"));
-        int[] i = {0};
-        return b -> {
-            while (i[0] < items.length && !b.full()) {
-                b.add(items[i[0]++]);
-            }
-            return i[0] < items.length;
-        };
+    /** An array of {@code byte[]} or CharSequence items (see {@link #source(Iterable)}). */
+    static Source source(Object[] items) {
+        return source(Arrays.asList(Objects.requireNonNull(items, "items")));
     }
 
     static Source source(long[] items) {
@@ -223,8 +297,9 @@ abstract class NativeFilter {
     }
 
     /**
-     * A collection's elements are checked first (see {@link #check}); a mere Iterable is read
-     * once, so an element it yields late that cannot be encoded throws after the batches before
+     * A collection's (or array's) elements are checked first: a null or an item of an
+     * unsupported type refuses the whole batch and the filter is unchanged, as the server refuses
+     * a malformed command before running it. A mere Iterable is read once, so an element it yields late that cannot be encoded throws after the batches before
      * it (of at most {@value Items.Batch#MAX_ITEMS} items each) were sent.
      */
     static Source source(Iterable<?> items) {
@@ -259,17 +334,6 @@ abstract class NativeFilter {
         }
     }
 
-    /**
-     * Checks every element before anything is sent (arrays and collections): a null or an item
-     * of an unsupported type refuses the whole batch and the filter is unchanged, as the server
-     * refuses a malformed command before running it.
-     */
-    static void check(Object[] items) {
-        for (Object o : items) {
-            Items.check(o);
-        }
-    }
-
     /** A growable byte list (a batch's per-item codes). */
     static final class Codes {
         byte[] v = new byte[64];
@@ -281,6 +345,39 @@ abstract class NativeFilter {
             }
             System.arraycopy(r, 0, v, n, r.length);
             n += r.length;
+        }
+
+        /**
+         * Throws what the server's reply says when an item was refused (a code of 2 and up):
+         * {@link BatchException} with the first refusal's text and the whole reply, or {@link
+         * OutOfMemoryError} when that refusal is the allocator's (code 5).
+         */
+        void throwIfRefused(int kind) {
+            int first = 0;
+            while (first < n && v[first] < 2) {
+                first++;
+            }
+            if (first == n) {
+                return;
+            }
+            String[] texts = new String[8];
+            List<Object> reply = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                byte c = v[i];
+                if (c < 2) {
+                    reply.add(c == 1);
+                } else {
+                    if (texts[c] == null) {
+                        texts[c] = Native.insertErrorText(kind, c);
+                    }
+                    reply.add(new FilterException(texts[c]));
+                }
+            }
+            String text = texts[v[first]];
+            if (v[first] == 5) {
+                throw new OutOfMemoryError(text);
+            }
+            throw new BatchException(text, first, reply);
         }
     }
 

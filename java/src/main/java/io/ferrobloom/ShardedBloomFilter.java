@@ -113,7 +113,7 @@ public final class ShardedBloomFilter {
     public void create(long capacity, BloomFilter.Builder builder) {
         long per = Math.max(1, -Math.floorDiv(-capacity, keys.size()));
         byte[][] args = builder.capacity(per).args();
-        try (BloomFilter check = new BloomFilter(Native.bfReserve(args))) {
+        try (BloomFilter check = new BloomFilter(Native.reserve(Native.BLOOM, args))) {
             Objects.requireNonNull(check);
         }
         try (AbstractPipeline p = client.pipelined()) {

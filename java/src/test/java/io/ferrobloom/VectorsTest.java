@@ -131,12 +131,12 @@ class VectorsTest {
         // The same filter built here from the same arguments and items.
         byte[][] args = v.args().toArray(new byte[0][]);
         if (v.kind().equals("BF")) {
-            try (BloomFilter b = new BloomFilter(Native.bfReserve(args))) {
+            try (BloomFilter b = new BloomFilter(Native.reserve(Native.BLOOM, args))) {
                 b.putAll(items(v.items()));
                 assertArrayEquals(file, b.toBytes(), "built in Java");
             }
         } else {
-            try (CuckooFilter c = new CuckooFilter(Native.cfReserve(args))) {
+            try (CuckooFilter c = new CuckooFilter(Native.reserve(Native.CUCKOO, args))) {
                 c.addAll(items(v.items()));
                 for (int i = 0; i < v.items() / 2; i += 7) {
                     Object x = item(i);
