@@ -130,7 +130,11 @@ class JedisTransferTest {
             assertEquals("x", s.jedis.get("other"));
             JedisTransfer.push(s.jedis, "k", b, true);
             assertServerHas(s, "k", b);
-            JedisTransfer.push(s.jedis, "other", b, true);
+            // replace refuses a key of another type (PushReplaceTest); force replaces it.
+            assertThrows(FilterException.class,
+                    () -> JedisTransfer.push(s.jedis, "other", b, true));
+            assertEquals("x", s.jedis.get("other"));
+            JedisTransfer.push(s.jedis, "other", b, true, true);
             assertServerHas(s, "other", b);
             // Keys with a hash tag, with braces that form none, and binary keys.
             for (String key : List.of("{user:1}:seen", "a}b{", "x{}y")) {

@@ -426,7 +426,7 @@ class PullTest {
             try (var conn = lettuce.connect()) {
                 for (Object c : cases) {
                     try (Filter f = JedisTransferTest.build(c)) {
-                        JedisTransfer.push(s.jedis, "k", f, true);
+                        JedisTransfer.push(s.jedis, "k", f, true, true);
                         Around counted = Around.counting(JedisTransfer.wire(s.jedis));
                         try (Filter p = pullTyped(counted, "k", f.kind());
                                 Filter l = LettuceTransfer.pull(conn, "k")) {
