@@ -175,12 +175,8 @@ final class Push {
         return o instanceof Long l ? l != 0 : o instanceof Boolean b && b;
     }
 
-    /** The server's text for a key of another type (crates/ferrobloom-cmd errors.rs). */
-    static final String WRONG_TYPE =
-            "WRONGTYPE Operation against a key holding the wrong kind of value";
-
     /** push with {@code replace} (not {@code force}) onto a key of another type. */
-    static final String NOT_REPLACEABLE = WRONG_TYPE
+    static final String NOT_REPLACEABLE = Pull.WRONG_TYPE
             + " (push replaces a filter of the same kind only; force=true replaces any key)";
 
     /** RedisBloom's LOADCHUNK texts for a header it cannot read (Bloom, cuckoo). */
