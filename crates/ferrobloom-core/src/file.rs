@@ -115,6 +115,153 @@ pub fn write<T: Scandump>(f: &T, out: &mut Vec<u8>) -> Result<(), String> {
     Ok(())
 }
 
+/// A filter's file made piece by piece, [`write`]'s bytes in bounded pieces,
+/// for a writer that lets go of the filter between pieces (the Java binding
+/// writes each piece to a Java stream with the filter's lock released, so a
+/// file of any size takes one piece of memory). Every call must be given the
+/// filter in the state [`Pieces::new`] saw (the caller keeps it unchanged
+/// meanwhile, or keeps a copy of that state); a filter that changed anyway
+/// is refused once the chunks no longer match. Each [`next`](Pieces::next)
+/// walks the chunks from the first (without copying those it skips: a walk
+/// step per chunk of the filter), so a piece of a few MiB keeps the whole
+/// file linear in practice.
+pub struct Pieces {
+    /// Chunks in the file (the header is chunk 0).
+    count: u32,
+    /// The file's length in bytes.
+    len: u64,
+    /// The chunk whose framed bytes (prefix, then data) come next.
+    chunk: u32,
+    /// Bytes of that chunk's framing and data already given.
+    at: usize,
+    /// The checksum of every byte given so far; `None` once it was written.
+    hash: Option<Xxh3>,
+    /// Whether the preamble was given.
+    started: bool,
+}
+
+impl Pieces {
+    /// The file of `f` (its chunks counted, none copied).
+    pub fn new<T: Scandump>(f: &T) -> Result<Self, String> {
+        let (mut count, mut len, mut long) = (0u64, (PREAMBLE + CHECKSUM) as u64, false);
+        f.for_each_dump_chunk(|_, data| {
+            long |= u32::try_from(data.len()).is_err();
+            count += 1;
+            len = len.saturating_add((CHUNK_PREFIX + data.len()) as u64);
+        });
+        if long {
+            return Err("chunk longer than 4 GiB".into());
+        }
+        let count = u32::try_from(count).map_err(|_| "more than 2^32 chunks")?;
+        Ok(Pieces {
+            count,
+            len,
+            chunk: 0,
+            at: 0,
+            hash: Some(Xxh3::new()),
+            started: false,
+        })
+    }
+
+    /// The file's length in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the whole file was given.
+    pub fn is_done(&self) -> bool {
+        self.hash.is_none()
+    }
+
+    /// Appends the file's next bytes to `out`: at most `max` (at least 1) of
+    /// its chunks, after the preamble on the first call and followed by the
+    /// checksum on the last. Returns whether bytes are left to give. Every
+    /// byte is reserved fallibly ([`OUT_OF_MEMORY`], `out` as it was).
+    pub fn next<T: Scandump>(
+        &mut self,
+        f: &T,
+        max: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<bool, String> {
+        let Some(mut hash) = self.hash.take() else {
+            return Ok(false);
+        };
+        let start = out.len();
+        let before = (self.chunk, self.at, self.started);
+        let got = self.fill(f, max.max(1), out).and_then(|()| {
+            if self.chunk < self.count {
+                return Ok(());
+            }
+            out.try_reserve(CHECKSUM)
+                .map_err(|_| OUT_OF_MEMORY.to_string())
+        });
+        if let Err(why) = got {
+            out.truncate(start);
+            (self.chunk, self.at, self.started) = before;
+            self.hash = Some(hash);
+            return Err(why);
+        }
+        hash.update(&out[start..]);
+        if self.chunk < self.count {
+            self.hash = Some(hash);
+            return Ok(true);
+        }
+        out.extend_from_slice(&hash.digest().to_le_bytes());
+        Ok(false)
+    }
+
+    /// [`next`](Self::next)'s bytes before the checksum.
+    fn fill<T: Scandump>(&mut self, f: &T, max: usize, out: &mut Vec<u8>) -> Result<(), String> {
+        if !self.started {
+            out.try_reserve(PREAMBLE).map_err(|_| OUT_OF_MEMORY)?;
+            out.extend_from_slice(&MAGIC);
+            out.extend_from_slice(&VERSION.to_le_bytes());
+            out.push(T::KIND as u8);
+            out.push(0);
+            out.extend_from_slice(&self.count.to_le_bytes());
+            self.started = true;
+        }
+        let mut room = max;
+        let (mut index, mut bad) = (0u32, None);
+        f.for_each_dump_chunk(|iter, data| {
+            let this = index;
+            index = index.saturating_add(1);
+            if this != self.chunk || room == 0 || bad.is_some() {
+                return;
+            }
+            let mut prefix = [0u8; CHUNK_PREFIX];
+            prefix[..8].copy_from_slice(&iter.to_le_bytes());
+            prefix[8..].copy_from_slice(&(data.len() as u32).to_le_bytes());
+            let framed = CHUNK_PREFIX + data.len();
+            while self.at < framed && room > 0 {
+                let rest = match self.at.checked_sub(CHUNK_PREFIX) {
+                    None => &prefix[self.at..],
+                    Some(d) => &data[d..],
+                };
+                let n = rest.len().min(room);
+                if out.try_reserve(n).is_err() {
+                    bad = Some(OUT_OF_MEMORY.to_string());
+                    return;
+                }
+                out.extend_from_slice(&rest[..n]);
+                self.at += n;
+                room -= n;
+            }
+            if self.at == framed {
+                self.chunk += 1;
+                self.at = 0;
+            }
+        });
+        if let Some(why) = bad {
+            return Err(why);
+        }
+        if index != self.count {
+            return Err("the filter changed while its file was written".into());
+        }
+        Ok(())
+    }
+}
+
 /// A file's content, checked and cut into its chunks (borrowed from the input).
 #[derive(Debug)]
 pub struct Parsed<'a> {

@@ -13,7 +13,7 @@ const FILTER_EXCEPTION: &str = "io/ferrobloom/FilterException";
 const FORMAT_EXCEPTION: &str = "io/ferrobloom/FormatException";
 
 /// Why a native call failed.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum Error {
     /// Refused, with the server's error text (`FilterException`).
     Filter(String),

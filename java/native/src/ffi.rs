@@ -9,8 +9,16 @@
 //! object reachable until its native call returned
 //! (`Reference.reachabilityFence`), so no call can meet a freed box. A handle
 //! is never 0 and each Java class passes only handles of its own kind.
+//!
+//! A slot also keeps the dumps under way ([`Dump`]: `writeTo`, `toBytes`),
+//! which read the filter a piece at a time with the lock released between
+//! pieces (Java code runs between them): the first write that comes while a
+//! dump is under way gives it a copy of the filter first, so every dump
+//! reads one state, the one it began with, and a dump of a filter nobody
+//! writes meanwhile needs no copy.
 
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use jni::sys::jlong;
 
@@ -19,6 +27,31 @@ use crate::error::{Error, Result};
 /// A filter shared with Java: readers run together, writers alone.
 pub(crate) struct Slot<T> {
     f: RwLock<Option<T>>,
+    /// The dumps under way (see the module doc), and how many.
+    dumps: Mutex<Vec<Arc<Dump<T>>>>,
+    dumping: AtomicUsize,
+}
+
+/// What a dump under way reads: the live filter until a write comes, then
+/// the copy that write made of the state the dump began with.
+pub(crate) struct Dump<T> {
+    frozen: Mutex<Frozen<T>>,
+    /// How a write copies the filter for the dump.
+    copy: fn(&T) -> Result<T>,
+}
+
+enum Frozen<T> {
+    /// No write came: the dump reads the live filter.
+    Live,
+    /// The state the dump began with.
+    Copy(T),
+    /// A write came and no copy could be made (or the filter was closed):
+    /// the dump ends with this error.
+    Failed(Error),
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl<T> Slot<T> {
@@ -28,9 +61,48 @@ impl<T> Slot<T> {
         self.f.read().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The filter, locked for writing.
+    /// The filter, locked for writing (the dumps under way get their copy
+    /// first).
     pub(crate) fn write(&self) -> RwLockWriteGuard<'_, Option<T>> {
-        self.f.write().unwrap_or_else(|p| p.into_inner())
+        let g = self.f.write().unwrap_or_else(|p| p.into_inner());
+        self.freeze(&g, false);
+        g
+    }
+
+    /// Gives each dump under way that still reads the live filter a copy of
+    /// it (`closing`: the error `Closed` instead), before a write changes it.
+    fn freeze(&self, g: &Option<T>, closing: bool) {
+        // A dump registers under the read lock, so a write that comes after
+        // it sees it here.
+        if self.dumping.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        for d in lock(&self.dumps).iter() {
+            let mut fr = lock(&d.frozen);
+            if matches!(*fr, Frozen::Live) {
+                *fr = match g {
+                    Some(f) if !closing => (d.copy)(f).map_or_else(Frozen::Failed, Frozen::Copy),
+                    _ => Frozen::Failed(Error::Closed),
+                };
+            }
+        }
+    }
+
+    /// Starts a dump of the filter as it is now; it ends when the returned
+    /// guard is dropped. `copy` makes the copy a write gives it.
+    pub(crate) fn dump(&self, copy: fn(&T) -> Result<T>) -> Result<DumpGuard<'_, T>> {
+        let g = self.read();
+        if g.is_none() {
+            return Err(Error::Closed);
+        }
+        let d = Arc::new(Dump {
+            frozen: Mutex::new(Frozen::Live),
+            copy,
+        });
+        lock(&self.dumps).push(Arc::clone(&d));
+        self.dumping.fetch_add(1, Ordering::AcqRel);
+        drop(g);
+        Ok(DumpGuard { slot: self, d })
     }
 
     /// Runs `f` on the filter under the read lock.
@@ -50,8 +122,13 @@ impl<T> Slot<T> {
     }
 
     /// Drops the filter (outside the lock); later calls find it closed.
+    /// A dump under way ends with `IllegalStateException` (no copy is made
+    /// for it).
     pub(crate) fn close(&self) {
-        let old = self.write().take();
+        let mut g = self.f.write().unwrap_or_else(|p| p.into_inner());
+        self.freeze(&g, true);
+        let old = g.take();
+        drop(g);
         drop(old);
     }
 
@@ -61,10 +138,50 @@ impl<T> Slot<T> {
     }
 }
 
+/// A dump under way ([`Slot::dump`]); dropping it ends the dump.
+pub(crate) struct DumpGuard<'a, T> {
+    slot: &'a Slot<T>,
+    d: Arc<Dump<T>>,
+}
+
+impl<T> DumpGuard<'_, T> {
+    /// Runs `f` on the state the dump began with: the live filter under its
+    /// read lock while no write came, else the copy a write made.
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&T) -> Result<R>) -> Result<R> {
+        {
+            let fr = lock(&self.d.frozen);
+            match &*fr {
+                Frozen::Copy(t) => return f(t),
+                Frozen::Failed(e) => return Err(e.clone()),
+                Frozen::Live => {}
+            }
+        }
+        // Locks in the writers' order: the filter, then the dump.
+        let g = self.slot.read();
+        let fr = lock(&self.d.frozen);
+        match (&*fr, &*g) {
+            (Frozen::Copy(t), _) => f(t),
+            (Frozen::Failed(e), _) => Err(e.clone()),
+            (Frozen::Live, Some(t)) => f(t),
+            (Frozen::Live, None) => Err(Error::Closed),
+        }
+    }
+}
+
+impl<T> Drop for DumpGuard<'_, T> {
+    fn drop(&mut self) {
+        let mut dumps = lock(&self.slot.dumps);
+        dumps.retain(|d| !Arc::ptr_eq(d, &self.d));
+        self.slot.dumping.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// A new handle owning `f`.
 pub(crate) fn new_handle<T>(f: T) -> jlong {
     Box::into_raw(Box::new(Slot {
         f: RwLock::new(Some(f)),
+        dumps: Mutex::new(Vec::new()),
+        dumping: AtomicUsize::new(0),
     })) as jlong
 }
 

@@ -5,31 +5,55 @@ use jni::objects::{JByteArray, JClass, JIntArray, JLongArray, JObject, JObjectAr
 use jni::sys::{jbyteArray, jint, jlong};
 use jni::JNIEnv;
 
+use ferrobloom_cmd::errors::Op;
 use ferrobloom_core::api::{load_chunks, Scandump, LOAD_LIMITS};
-use ferrobloom_core::file::{self, AnyFilter};
+use ferrobloom_core::file::{self, AnyFilter, Pieces};
 
 use crate::error::{guard, Error, Result};
-use crate::ffi::{new_handle, slot};
-use crate::kind::by_kind;
+use crate::ffi::{as_jbytes, new_handle, slot};
+use crate::kind::{by_kind, refused, JavaKind};
 use crate::{bad_kind, byte_arrays, bytes, stream, BLOOM, CUCKOO};
 
-/// The filter file of a filter, or an error Java can act on.
-fn file_of<T: Scandump>(h: jlong) -> Result<Vec<u8>> {
-    slot::<T>(h)?.with(|f| {
-        let mut out = Vec::new();
-        file::write(f, &mut out).map_err(|why| {
-            if why == "out of memory" {
-                Error::OutOfMemory(format!("ERR {why} writing the filter's file"))
-            } else {
-                Error::Filter(format!("ERR {why}"))
-            }
-        })?;
-        Ok(out)
-    })
+/// Bytes of the file a write takes from the filter at a time (the filter's
+/// lock is taken once per piece, and released while Java writes it).
+const PIECE: usize = 1 << 20;
+
+/// The file writer's refusal as the exception Java can act on.
+fn file_error(why: String) -> Error {
+    if why == file::OUT_OF_MEMORY {
+        Error::OutOfMemory(format!("ERR {why} writing the filter's file"))
+    } else {
+        Error::Filter(format!("ERR {why}"))
+    }
 }
 
-fn file_of_kind(kind: jint, h: jlong) -> Result<Vec<u8>> {
-    by_kind!(kind, T => file_of::<T>(h))
+/// The copy a write makes for a dump under way (`ffi::Slot::dump`).
+fn copy_for_dump<T: JavaKind>(f: &T) -> Result<T> {
+    f.copy().map_err(|err| refused::<T>(Op::Create, &err))
+}
+
+/// Gives the file of filter `h`, as it is when this begins, to `sink` a
+/// piece of about [`PIECE`] bytes at a time, with the file's length and the
+/// piece's offset; `sink` runs with the filter's lock released (it may call
+/// Java), and a write that comes meanwhile leaves the file as it began
+/// (`ffi::Slot::dump`).
+fn dump_file<T: JavaKind>(
+    h: jlong,
+    mut sink: impl FnMut(u64, u64, &[u8]) -> Result<()>,
+) -> Result<()> {
+    let dump = slot::<T>(h)?.dump(copy_for_dump::<T>)?;
+    let mut pieces = dump.with(|f| Pieces::new(f).map_err(file_error))?;
+    let (len, mut at) = (pieces.file_len(), 0u64);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let more = dump.with(|f| pieces.next(f, PIECE, &mut buf).map_err(file_error))?;
+        sink(len, at, &buf)?;
+        at += buf.len() as u64;
+        if !more {
+            return Ok(());
+        }
+    }
 }
 
 /// A loaded filter as a handle, its kind written to `kind_out[0]`.
@@ -97,14 +121,25 @@ pub extern "system" fn Java_io_ferrobloom_Native_toBytes<'l>(
     h: jlong,
 ) -> jbyteArray {
     guard(&mut env, std::ptr::null_mut(), |env| {
-        let out = file_of_kind(kind, h)?;
-        if out.len() > (i32::MAX - 8) as usize {
-            return Err(Error::Filter(format!(
-                "ERR the filter's file ({} bytes) is larger than a Java array: use writeTo",
-                out.len()
-            )));
-        }
-        Ok(env.byte_array_from_slice(&out)?.into_raw())
+        // The array is allocated once the file's length is known, and each
+        // piece copied into it as it is made.
+        let mut array: Option<JByteArray<'_>> = None;
+        by_kind!(kind, T => dump_file::<T>(h, |len, at, piece| {
+            if array.is_none() {
+                if len > (i32::MAX - 8) as u64 {
+                    return Err(Error::Filter(format!(
+                        "ERR the filter's file ({len} bytes) is larger than a Java array: use writeTo"
+                    )));
+                }
+                array = Some(env.new_byte_array(len as jint)?);
+            }
+            if let Some(a) = &array {
+                env.set_byte_array_region(a, at as jint, as_jbytes(piece))?;
+            }
+            Ok(())
+        }))?;
+        let a = array.ok_or(Error::Closed)?;
+        Ok(a.into_raw())
     })
 }
 
@@ -120,10 +155,11 @@ pub extern "system" fn Java_io_ferrobloom_Native_writeTo<'l>(
         if out.is_null() {
             return Err(Error::Null("out"));
         }
-        // The file is made under the filter's read lock, then written with
-        // the lock released (no Java code runs under a filter's lock).
-        let bytes = file_of_kind(kind, h)?;
-        stream::write_all(env, &out, &bytes)
+        // Each piece is made under the filter's read lock (or from the copy
+        // a write made), then written with the lock released (no Java code
+        // runs under a filter's lock).
+        let mut w = stream::Writer::new(env, &out);
+        by_kind!(kind, T => dump_file::<T>(h, |_, _, piece| w.write(piece)))
     })
 }
 

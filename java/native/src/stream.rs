@@ -1,5 +1,6 @@
 //! Java streams as the core's readers and writers: `writeTo(OutputStream)`
-//! writes a filter's file in blocks of 1 MiB through one reused Java array;
+//! writes a filter's file as it is made, a piece at a time (`files.rs`), in
+//! blocks of at most 1 MiB through one reused Java array;
 //! `readFrom(InputStream)` gives the core's streaming file reader
 //! (`ferrobloom_core::file::read_from`, which makes every check of the
 //! format) a `std::io::Read` over the stream, 1 MiB per `read` call. An
@@ -17,30 +18,51 @@ use crate::ffi::{as_jbytes, as_jbytes_mut};
 /// Bytes moved per call into Java.
 const BLOCK: usize = 1 << 20;
 
-/// Writes `bytes` to the Java `OutputStream` `out`.
-pub(crate) fn write_all(env: &mut JNIEnv<'_>, out: &JObject<'_>, bytes: &[u8]) -> Result<()> {
-    let buf = env.new_byte_array(bytes.len().min(BLOCK) as jint)?;
-    for block in bytes.chunks(BLOCK) {
-        env.set_byte_array_region(&buf, 0, as_jbytes(block))?;
-        call_write(env, out, &buf, block.len())?;
-    }
-    Ok(())
+/// A Java `OutputStream` written through one reused Java array.
+pub(crate) struct Writer<'a, 'l, 'o> {
+    env: &'a mut JNIEnv<'l>,
+    out: &'a JObject<'o>,
+    buf: Option<JByteArray<'l>>,
 }
 
-/// Calls `out.write(buf, 0, n)`.
-fn call_write(
-    env: &mut JNIEnv<'_>,
-    out: &JObject<'_>,
-    buf: &JByteArray<'_>,
-    n: usize,
-) -> Result<()> {
-    env.call_method(
-        out,
-        "write",
-        "([BII)V",
-        &[JValue::Object(buf), JValue::Int(0), JValue::Int(n as jint)],
-    )?;
-    Ok(())
+impl<'a, 'l, 'o> Writer<'a, 'l, 'o> {
+    pub(crate) fn new(env: &'a mut JNIEnv<'l>, out: &'a JObject<'o>) -> Self {
+        Writer {
+            env,
+            out,
+            buf: None,
+        }
+    }
+
+    /// Writes `bytes`, in blocks of at most [`BLOCK`] bytes (the array is
+    /// made at the first block's size, and again larger if a later block
+    /// needs it).
+    pub(crate) fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        for block in bytes.chunks(BLOCK) {
+            let have = match &self.buf {
+                Some(b) => self.env.get_array_length(b)? as usize,
+                None => 0,
+            };
+            if have < block.len() {
+                self.buf = Some(self.env.new_byte_array(block.len() as jint)?);
+            }
+            let Some(buf) = &self.buf else {
+                return Err(Error::Null("buffer"));
+            };
+            self.env.set_byte_array_region(buf, 0, as_jbytes(block))?;
+            self.env.call_method(
+                self.out,
+                "write",
+                "([BII)V",
+                &[
+                    JValue::Object(buf),
+                    JValue::Int(0),
+                    JValue::Int(block.len() as jint),
+                ],
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// A Java `InputStream` as a reader. A Java exception stays pending and

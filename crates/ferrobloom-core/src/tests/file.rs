@@ -357,3 +357,68 @@ fn a_prefetching_batch_that_fills_its_filter_stops_where_item_by_item_adds_do() 
         assert_eq!(file_of(&BloomFilter::from(a)), file_of(&b), "{layout:?}");
     }
 }
+
+/// The file in pieces of `max` bytes.
+fn in_pieces<T: Scandump>(f: &T, max: usize) -> Vec<u8> {
+    let mut p = Pieces::new(f).unwrap();
+    let mut out = Vec::new();
+    let mut calls = 0;
+    loop {
+        let before = out.len();
+        let more = p.next(f, max, &mut out).unwrap();
+        calls += 1;
+        // A piece is at most `max` bytes of chunks, plus the preamble and
+        // the checksum.
+        assert!(out.len() - before <= max.max(1).saturating_add(PREAMBLE + CHECKSUM));
+        if !more {
+            break;
+        }
+    }
+    assert!(p.is_done());
+    assert!(!p.next(f, max, &mut out).unwrap(), "nothing after the end");
+    assert_eq!(out.len() as u64, p.file_len());
+    assert!(calls >= 1);
+    out
+}
+
+/// `Pieces` gives `write`'s bytes, in pieces of any size: every kind and
+/// layout, and a filter of several 16 MiB chunks cut inside and across them.
+#[test]
+fn pieces_are_the_file() {
+    let check = |whole: Vec<u8>, pieces: &dyn Fn(usize) -> Vec<u8>| {
+        for max in [0, 1, 7, 12, 13, 100, 4096, 1 << 20, usize::MAX] {
+            assert_eq!(pieces(max), whole, "pieces of {max} bytes");
+        }
+    };
+    for f in blooms() {
+        check(file_of(&f), &|m| in_pieces(&f, m));
+    }
+    for f in cuckoos() {
+        check(file_of(&f), &|m| in_pieces(&f, m));
+    }
+    let l = SERVER_DEFAULT_LIMITS;
+    let mut big: BloomFilter = BloomChain::new(30_000_000, 0.01, 2, &l).unwrap().into();
+    let items: Vec<Vec<u8>> = (0..1000).map(|i| format!("item{i}").into_bytes()).collect();
+    big.add_items(items.iter().map(|v| &v[..]), 0, &l);
+    assert!(chunks_of(&big).len() > 2, "several data chunks");
+    let whole = file_of(&big);
+    for max in [1 << 20, 3 << 20, (16 << 20) + 5, usize::MAX] {
+        assert_eq!(in_pieces(&big, max), whole, "pieces of {max} bytes");
+    }
+}
+
+/// A filter that changed between pieces (the caller's error) is refused
+/// once its chunks no longer match, never written as a file of both states.
+#[test]
+fn pieces_of_a_filter_that_grew_are_refused() {
+    let l = SERVER_DEFAULT_LIMITS;
+    let mut f: BloomFilter = BloomChain::new(10, 0.01, 2, &l).unwrap().into();
+    let mut p = Pieces::new(&f).unwrap();
+    let mut out = Vec::new();
+    assert!(p.next(&f, 20, &mut out).unwrap());
+    let items: Vec<Vec<u8>> = (0..100).map(|i| format!("item{i}").into_bytes()).collect();
+    f.add_items(items.iter().map(|v| &v[..]), 0, &l);
+    let n = out.len();
+    assert!(p.next(&f, 20, &mut out).unwrap_err().contains("changed"));
+    assert_eq!(out.len(), n, "nothing appended");
+}

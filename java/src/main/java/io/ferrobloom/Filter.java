@@ -23,7 +23,11 @@ public sealed interface Filter extends AutoCloseable permits BloomFilter, Cuckoo
     /** The filter in the file format (at most 2 GiB: a Java array; else {@link #writeTo}). */
     byte[] toBytes();
 
-    /** Writes the filter in the file format to {@code out} (which is not closed). */
+    /**
+     * Writes the filter in the file format to {@code out} (which is not closed), as the file is
+     * made, 1 MiB at a time: a filter of any size is written without a copy of its file. The
+     * file is the filter as it was when the write began, even while other threads add to it.
+     */
     void writeTo(OutputStream out) throws IOException;
 
     /**
