@@ -8,13 +8,12 @@ use jni::sys::{jint, jlong, jlongArray};
 use jni::JNIEnv;
 
 use ferrobloom_core::api::{WalkBudget, LOAD_LIMITS};
-use ferrobloom_core::cuckoo::CuckooFilter;
-use ferrobloom_core::filter::BloomFilter;
 use ferrobloom_core::restore::read_dump;
 
 use crate::error::{guard, Error};
 use crate::files::handle_of;
-use crate::{bad_kind, bytes, longs, BLOOM, CUCKOO};
+use crate::kind::by_kind;
+use crate::{bytes, longs};
 
 /// `{chunks, bytes}` a SCANDUMP walk of a filter of `kind` may return after
 /// `header`, its first reply; `FormatException` for a header that does not
@@ -28,12 +27,7 @@ pub extern "system" fn Java_io_ferrobloom_Native_walkBudget<'l>(
 ) -> jlongArray {
     guard(&mut env, std::ptr::null_mut(), |env| {
         let h = bytes(env, &header)?;
-        let b = match kind {
-            BLOOM => WalkBudget::of::<BloomFilter>(&h),
-            CUCKOO => WalkBudget::of::<CuckooFilter>(&h),
-            k => return Err(bad_kind(k)),
-        }
-        .map_err(Error::Format)?;
+        let b = by_kind!(kind, T => WalkBudget::of::<T>(&h).map_err(Error::Format))?;
         let v = [
             i64::try_from(b.chunks).unwrap_or(i64::MAX),
             i64::try_from(b.bytes).unwrap_or(i64::MAX),
