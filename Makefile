@@ -145,8 +145,8 @@ python-test: py-venv
 	@set -e; \
 	$(PY_VENV)/bin/pip install --quiet --disable-pip-version-check maturin pytest redis hypothesis; \
 	CARGO_TARGET_DIR=$(TEST_TARGET_DIR)-python $(PY_VENV)/bin/pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python; \
-	so=$(TEST_TARGET_DIR)/release/deps/$(MODULE_NAME); \
-	[ -f $$so ] || { CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) build --release --features ferrobloom/fault-injection; so=$(TEST_TARGET_DIR)/release/$(MODULE_NAME); }; \
+	CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) build --release -p ferrobloom --features ferrobloom/fault-injection; \
+	so=$(TEST_TARGET_DIR)/release/$(MODULE_NAME); \
 	echo "=== make test: Python package (python/tests) ==="; \
 	FERROBLOOM_MODULE=$$so $(PY_VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests
 
@@ -175,8 +175,8 @@ JAVA_TEST_SERVERS ?= valkey9 redis8
 java-test:
 	@set -e; \
 	CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) build --release -p ferrobloom-jni --features fault-injection; \
-	so=$(TEST_TARGET_DIR)/release/deps/$(MODULE_NAME); \
-	[ -f $$so ] || { CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) build --release --features ferrobloom/fault-injection; so=$(TEST_TARGET_DIR)/release/$(MODULE_NAME); }; \
+	CARGO_TARGET_DIR=$(TEST_TARGET_DIR) $(CARGO) build --release -p ferrobloom --features ferrobloom/fault-injection; \
+	so=$(TEST_TARGET_DIR)/release/$(MODULE_NAME); \
 	servers=redis-server; \
 	for p in $(JAVA_TEST_SERVERS); do \
 	  bin=$$(scripts/peers.sh $$p 2>/dev/null | sed -n "s/^$$p=//p"); \

@@ -39,15 +39,37 @@ public final class JedisTransfer {
      * Stores {@code filter} under {@code key} with {@code LOADCHUNK} into a temporary key and
      * {@code RENAME}: no reader sees a half-loaded filter, a failed push leaves the key as it
      * was. Without {@code replace}, an existing key throws {@link FilterException} {@code ERR
-     * item exists}; a filter the server's limits refuse throws the server's text before
-     * anything is sent; the server's other refusals propagate as Jedis throws them.
+     * item exists}; with it, a filter of the same kind (Bloom or cuckoo) or a missing key is
+     * replaced and a key of another type throws {@link FilterException} with the server's
+     * {@code WRONGTYPE} text (checked with {@code TYPE} before anything is sent and again just
+     * before the rename; {@link #push(Jedis, String, Filter, boolean, boolean) force} replaces
+     * any key). A filter the server's limits refuse throws the server's text before anything
+     * is sent; a server that refuses the header of a filter of ferrobloom's layouts and is not
+     * ferrobloom (RedisBloom) throws {@link FilterException} saying to build it with {@link
+     * BloomLayout#REDISBLOOM} or {@link CuckooLayout#REDISBLOOM}, the server's refusal as its
+     * cause; the server's other refusals propagate as Jedis throws them.
      */
     public static void push(Jedis client, String key, Filter filter, boolean replace) {
         push(client, key.getBytes(StandardCharsets.UTF_8), filter, replace);
     }
 
     public static void push(Jedis client, byte[] key, Filter filter, boolean replace) {
-        Push.push(new JedisWire(client), key, filter, replace);
+        push(client, key, filter, replace, false);
+    }
+
+    /**
+     * {@link #push(Jedis, String, Filter, boolean)}; with {@code replace} and {@code force}, a
+     * key of any type is replaced (a string, a filter of the other kind). {@code force}
+     * without {@code replace} changes nothing.
+     */
+    public static void push(Jedis client, String key, Filter filter, boolean replace,
+            boolean force) {
+        push(client, key.getBytes(StandardCharsets.UTF_8), filter, replace, force);
+    }
+
+    public static void push(Jedis client, byte[] key, Filter filter, boolean replace,
+            boolean force) {
+        Push.push(new JedisWire(client), key, filter, replace, force);
     }
 
     /** {@link #push(Jedis, String, Filter, boolean)} over a pooled client ({@code JedisPooled}). */
@@ -56,11 +78,22 @@ public final class JedisTransfer {
     }
 
     public static void push(UnifiedJedis client, byte[] key, Filter filter, boolean replace) {
+        push(client, key, filter, replace, false);
+    }
+
+    /** {@link #push(Jedis, String, Filter, boolean, boolean)} over a pooled client. */
+    public static void push(UnifiedJedis client, String key, Filter filter, boolean replace,
+            boolean force) {
+        push(client, key.getBytes(StandardCharsets.UTF_8), filter, replace, force);
+    }
+
+    public static void push(UnifiedJedis client, byte[] key, Filter filter, boolean replace,
+            boolean force) {
         if (client instanceof JedisCluster jc) {
-            push(jc, key, filter, replace);
+            push(jc, key, filter, replace, force);
             return;
         }
-        Push.push(new JedisWire(client), key, filter, replace);
+        Push.push(new JedisWire(client), key, filter, replace, force);
     }
 
     /**
@@ -74,8 +107,19 @@ public final class JedisTransfer {
     }
 
     public static void push(JedisCluster client, byte[] key, Filter filter, boolean replace) {
+        push(client, key, filter, replace, false);
+    }
+
+    /** {@link #push(Jedis, String, Filter, boolean, boolean)} into a Redis Cluster. */
+    public static void push(JedisCluster client, String key, Filter filter, boolean replace,
+            boolean force) {
+        push(client, key.getBytes(StandardCharsets.UTF_8), filter, replace, force);
+    }
+
+    public static void push(JedisCluster client, byte[] key, Filter filter, boolean replace,
+            boolean force) {
         try (Connection c = client.getConnectionFromSlot(JedisClusterCRC16.getSlot(key))) {
-            push(new Jedis(c), key, filter, replace);
+            push(new Jedis(c), key, filter, replace, force);
         }
     }
 

@@ -39,7 +39,21 @@ public final class LettuceTransfer {
 
     public static <K, V> void push(StatefulRedisConnection<K, V> connection, byte[] key,
             Filter filter, boolean replace) {
-        Push.push(new Wire<>(connection), key, filter, replace);
+        push(connection, key, filter, replace, false);
+    }
+
+    /**
+     * The same as {@link JedisTransfer#push(redis.clients.jedis.Jedis, String, Filter, boolean,
+     * boolean)}: with {@code replace} and {@code force}, a key of any type is replaced.
+     */
+    public static <K, V> void push(StatefulRedisConnection<K, V> connection, String key,
+            Filter filter, boolean replace, boolean force) {
+        push(connection, key.getBytes(StandardCharsets.UTF_8), filter, replace, force);
+    }
+
+    public static <K, V> void push(StatefulRedisConnection<K, V> connection, byte[] key,
+            Filter filter, boolean replace, boolean force) {
+        Push.push(new Wire<>(connection), key, filter, replace, force);
     }
 
     /**
@@ -55,7 +69,18 @@ public final class LettuceTransfer {
 
     public static <K, V> void push(StatefulRedisClusterConnection<K, V> cluster, byte[] key,
             Filter filter, boolean replace) {
-        push(primary(cluster, key), key, filter, replace);
+        push(cluster, key, filter, replace, false);
+    }
+
+    /** The push into a Redis Cluster with {@code force}. */
+    public static <K, V> void push(StatefulRedisClusterConnection<K, V> cluster, String key,
+            Filter filter, boolean replace, boolean force) {
+        push(cluster, key.getBytes(StandardCharsets.UTF_8), filter, replace, force);
+    }
+
+    public static <K, V> void push(StatefulRedisClusterConnection<K, V> cluster, byte[] key,
+            Filter filter, boolean replace, boolean force) {
+        push(primary(cluster, key), key, filter, replace, force);
     }
 
     /**

@@ -113,7 +113,7 @@ final class Pull {
         }
     }
 
-    private static boolean wrongArity(RuntimeException e) {
+    static boolean wrongArity(RuntimeException e) {
         String m = e.getMessage();
         return m != null && m.toLowerCase(Locale.ROOT).contains("wrong number of arguments");
     }

@@ -16,7 +16,10 @@ import java.util.Objects;
  *   <li>the server's limits ({@code CONFIG GET bf.max-filter-memory}, {@code bf.bf-max-links}
  *       or {@code bf.cf-max-expansions}, where the user may read them) are checked locally, so
  *       a filter the server would refuse is refused before anything is sent, with its text;
- *   <li>without {@code replace}, an existing key is refused ({@code ERR item exists});
+ *   <li>without {@code replace}, an existing key is refused ({@code ERR item exists}); with
+ *       it, a key of another type than the filter's kind (a string, a filter of the other
+ *       kind) is refused with the server's {@code WRONGTYPE} text, checked with {@code TYPE}
+ *       before anything is sent and again just before the rename, unless {@code force};
  *   <li>the chunks load with {@code LOADCHUNK} into a temporary key in the same Cluster slot
  *       ({@code {<hash tag or key>}:ferrobloom-push:<random>}), which expires after an hour
  *       (set with the header) if the client dies, pipelined up to 64 MiB a round trip;
@@ -26,7 +29,10 @@ import java.util.Objects;
  * </ol>
  *
  * No reader ever sees a half-loaded filter; a push that fails leaves the key as it was and
- * deletes the temporary key.
+ * deletes the temporary key. A server that refuses the header of a filter of ferrobloom's
+ * layouts and whose SCANDUMP takes no {@code STAMP} (RedisBloom) gets {@link FilterException}
+ * saying to build the filter with RedisBloom's layout, its own refusal in the text and as the
+ * cause; when the probe cannot tell, the refusal propagates as it came.
  */
 final class Push {
     private Push() {}
@@ -169,7 +175,19 @@ final class Push {
         return o instanceof Long l ? l != 0 : o instanceof Boolean b && b;
     }
 
+    /** push with {@code replace} (not {@code force}) onto a key of another type. */
+    static final String NOT_REPLACEABLE = Pull.WRONG_TYPE
+            + " (push replaces a filter of the same kind only; force=true replaces any key)";
+
+    /** RedisBloom's LOADCHUNK texts for a header it cannot read (Bloom, cuckoo). */
+    private static final List<String> HEADER_REFUSALS =
+            List.of("received bad data", "Invalid header");
+
     static void push(Wire w, byte[] key, Filter filter, boolean replace) {
+        push(w, key, filter, replace, false);
+    }
+
+    static void push(Wire w, byte[] key, Filter filter, boolean replace, boolean force) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(filter, "filter");
         String kind = filter.kind();
@@ -183,6 +201,9 @@ final class Push {
         }
         if (!replace && truthy(w.call(cmd("EXISTS", key)))) {
             throw new FilterException("ERR item exists");
+        }
+        if (replace && !force) {
+            checkReplaceable(w, key, kind);
         }
         byte[] tmp = tempKey(key);
         byte[] loadchunk = (kind + ".LOADCHUNK").getBytes(StandardCharsets.US_ASCII);
@@ -215,12 +236,17 @@ final class Push {
             if (!batch.isEmpty()) {
                 w.pipeline(batch);
             }
+            if (replace && !force) {
+                checkReplaceable(w, key, kind);
+            }
             List<Object> r = w.transaction(List.of(cmd("PERSIST", tmp),
                     cmd(replace ? "RENAME" : "RENAMENX", tmp, key)));
             if (!replace && !truthy(r.get(r.size() - 1))) {
                 throw new FilterException("ERR item exists");
             }
             done = true;
+        } catch (RuntimeException e) {
+            throw redisBloomHint(w, tmp, filter, e);
         } finally {
             if (!done) {
                 try {
@@ -230,5 +256,66 @@ final class Push {
                 }
             }
         }
+    }
+
+    /** push(replace=true) replaces a missing key or a filter of {@code kind} only. */
+    private static void checkReplaceable(Wire w, byte[] key, String kind) {
+        String t = Pull.text(w.call(cmd("TYPE", key)));
+        String k = switch (t) {
+            case "MBbloom--" -> "BF";
+            case "MBbloomCF" -> "CF";
+            default -> null;
+        };
+        if (!t.equals("none") && !kind.equals(k)) {
+            throw new FilterException(NOT_REPLACEABLE);
+        }
+    }
+
+    /**
+     * A server that is not ferrobloom (RedisBloom) refuses the header of a filter of
+     * ferrobloom's layouts: {@code e} as a FilterException saying so, and what it takes;
+     * otherwise {@code e} itself. The probe is {@code BF.SCANDUMP tmp 0 STAMP}: only its
+     * wrong-arity error tells a server without stamps; any other answer, or a probe that
+     * fails, leaves {@code e} as it came.
+     */
+    static RuntimeException redisBloomHint(Wire w, byte[] tmp, Filter filter,
+            RuntimeException e) {
+        if (e instanceof FilterException || !refusedHeader(e) || redisBloomLayout(filter)) {
+            return e;
+        }
+        try {
+            w.call(cmd("BF.SCANDUMP", tmp, 0, "STAMP"));
+            return e;
+        } catch (RuntimeException probe) {
+            if (!Pull.wrongArity(probe)) {
+                return e;
+            }
+        }
+        String layout = filter instanceof BloomFilter ? "BloomLayout.REDISBLOOM"
+                : "CuckooLayout.REDISBLOOM";
+        FilterException hint = new FilterException("the server refused the filter's header ("
+                + e.getMessage() + "): it is not ferrobloom (RedisBloom?), which loads only"
+                + " filters of RedisBloom's layout: build the filter with " + layout
+                + " (a windowed filter has no such layout)");
+        hint.initCause(e);
+        return hint;
+    }
+
+    private static boolean refusedHeader(RuntimeException e) {
+        String m = e.getMessage();
+        if (m == null) {
+            return false;
+        }
+        for (String r : HEADER_REFUSALS) {
+            if (m.contains(r)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean redisBloomLayout(Filter f) {
+        return f instanceof BloomFilter b ? b.layout() == BloomLayout.REDISBLOOM
+                : f instanceof CuckooFilter c && c.layout() == CuckooLayout.REDISBLOOM;
     }
 }

@@ -178,7 +178,10 @@ class ClusterTest {
                     ServerIdentityTest.assertSameWalk("BF", b.chunks(), owner.scandump("BF", key));
                     assertThrows(FilterException.class,
                             () -> LettuceTransfer.push(conn, key, c, false));
-                    LettuceTransfer.push(conn, key, c, true);
+                    // A filter of the other kind replaces the key with force only.
+                    assertThrows(FilterException.class,
+                            () -> LettuceTransfer.push(conn, key, c, true));
+                    LettuceTransfer.push(conn, key, c, true, true);
                     ServerIdentityTest.assertSameWalk("CF", c.chunks(), owner.scandump("CF", key));
                     try (Filter p = LettuceTransfer.pull(conn, key);
                             BloomFilter other = LettuceTransfer.pullBloom(conn, "{" + key + "}b")) {

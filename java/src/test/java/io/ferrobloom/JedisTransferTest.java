@@ -8,9 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
@@ -30,24 +28,15 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * pooled clients; and RedisBloom 2.8.2 takes the RedisBloom layouts.
  */
 class JedisTransferTest {
-    private static final Map<String, TestServer> SERVERS = new LinkedHashMap<>();
+    private static final TestServer.PerClass SERVERS = new TestServer.PerClass();
 
-    static synchronized TestServer server(String binary) throws Exception {
-        TestServer s = SERVERS.get(binary);
-        if (s == null) {
-            s = TestServer.start(binary);
-            SERVERS.put(binary, s);
-        }
-        s.jedis.flushAll();
-        return s;
+    static TestServer server(String binary) throws Exception {
+        return SERVERS.get(binary);
     }
 
     @AfterAll
     static void stop() throws Exception {
-        for (TestServer s : SERVERS.values()) {
-            s.close();
-        }
-        SERVERS.clear();
+        SERVERS.close();
     }
 
     static Stream<Arguments> filters() {
@@ -130,7 +119,11 @@ class JedisTransferTest {
             assertEquals("x", s.jedis.get("other"));
             JedisTransfer.push(s.jedis, "k", b, true);
             assertServerHas(s, "k", b);
-            JedisTransfer.push(s.jedis, "other", b, true);
+            // replace refuses a key of another type (PushReplaceTest); force replaces it.
+            assertThrows(FilterException.class,
+                    () -> JedisTransfer.push(s.jedis, "other", b, true));
+            assertEquals("x", s.jedis.get("other"));
+            JedisTransfer.push(s.jedis, "other", b, true, true);
             assertServerHas(s, "other", b);
             // Keys with a hash tag, with braces that form none, and binary keys.
             for (String key : List.of("{user:1}:seen", "a}b{", "x{}y")) {

@@ -35,9 +35,10 @@ class LettuceTransferTest {
                     ServerIdentityTest.bloomCases().get(4), ServerIdentityTest.cuckooCases().get(1),
                     ServerIdentityTest.cuckooCases().get(2), "window")) {
                 try (Filter f = JedisTransferTest.build(c)) {
-                    LettuceTransfer.push(text, "text", f, true);
+                    // The kinds alternate on one key: force replaces the other kind.
+                    LettuceTransfer.push(text, "text", f, true, true);
                     JedisTransferTest.assertServerHas(s, "text", f);
-                    LettuceTransfer.push(bytes, "bytes".getBytes(), f, true);
+                    LettuceTransfer.push(bytes, "bytes".getBytes(), f, true, true);
                     JedisTransferTest.assertServerHas(s, "bytes", f);
                 }
             }

@@ -39,24 +39,15 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * texts; a server whose walk never ends is cut at what its header describes; ACL users.
  */
 class PullTest {
-    private static final Map<String, TestServer> SERVERS = new LinkedHashMap<>();
+    private static final TestServer.PerClass SERVERS = new TestServer.PerClass();
 
-    static synchronized TestServer server(String binary) throws Exception {
-        TestServer s = SERVERS.get(binary);
-        if (s == null) {
-            s = TestServer.start(binary);
-            SERVERS.put(binary, s);
-        }
-        s.jedis.flushAll();
-        return s;
+    static TestServer server(String binary) throws Exception {
+        return SERVERS.get(binary);
     }
 
     @AfterAll
     static void stop() throws Exception {
-        for (TestServer s : SERVERS.values()) {
-            s.close();
-        }
-        SERVERS.clear();
+        SERVERS.close();
     }
 
     static Stream<String> servers() {
@@ -426,7 +417,7 @@ class PullTest {
             try (var conn = lettuce.connect()) {
                 for (Object c : cases) {
                     try (Filter f = JedisTransferTest.build(c)) {
-                        JedisTransfer.push(s.jedis, "k", f, true);
+                        JedisTransfer.push(s.jedis, "k", f, true, true);
                         Around counted = Around.counting(JedisTransfer.wire(s.jedis));
                         try (Filter p = pullTyped(counted, "k", f.kind());
                                 Filter l = LettuceTransfer.pull(conn, "k")) {

@@ -29,24 +29,15 @@ import redis.clients.jedis.util.SafeEncoder;
  * error texts.
  */
 class ServerIdentityTest {
-    private static final Map<String, TestServer> SERVERS = new LinkedHashMap<>();
+    private static final TestServer.PerClass SERVERS = new TestServer.PerClass();
 
-    static synchronized TestServer server(String binary) throws Exception {
-        TestServer s = SERVERS.get(binary);
-        if (s == null) {
-            s = TestServer.start(binary);
-            SERVERS.put(binary, s);
-        }
-        s.jedis.flushAll();
-        return s;
+    static TestServer server(String binary) throws Exception {
+        return SERVERS.get(binary);
     }
 
     @AfterAll
     static void stop() throws Exception {
-        for (TestServer s : SERVERS.values()) {
-            s.close();
-        }
-        SERVERS.clear();
+        SERVERS.close();
     }
 
     static final byte[] SEED = new byte[32];

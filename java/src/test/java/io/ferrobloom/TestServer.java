@@ -8,7 +8,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.commands.ProtocolCommand;
@@ -38,6 +40,31 @@ final class TestServer implements AutoCloseable {
         this.port = port;
         this.proc = proc;
         this.jedis = jedis;
+    }
+
+    /**
+     * The servers of one test class: each started on its first use, flushed before every
+     * use, stopped by {@link #close} (the class's {@code @AfterAll}).
+     */
+    static final class PerClass {
+        private final Map<String, TestServer> started = new LinkedHashMap<>();
+
+        synchronized TestServer get(String binary) throws Exception {
+            TestServer s = started.get(binary);
+            if (s == null) {
+                s = TestServer.start(binary);
+                started.put(binary, s);
+            }
+            s.jedis.flushAll();
+            return s;
+        }
+
+        synchronized void close() throws Exception {
+            for (TestServer s : started.values()) {
+                s.close();
+            }
+            started.clear();
+        }
     }
 
     /** The server binaries to test against. */
