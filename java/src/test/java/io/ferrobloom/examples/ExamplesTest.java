@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.ferrobloom.BloomFilter;
+import io.ferrobloom.JedisTransfer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -15,7 +16,8 @@ import redis.clients.jedis.JedisPooled;
 
 /**
  * The examples run against a real server: the batch job builds and pushes the day's filter, the
- * server answers every item as present, and the service answers every probe as the server.
+ * server answers every item as present, and the service, pulling the key or loading the
+ * snapshot, answers every probe as the server and takes the next day's filter.
  */
 class ExamplesTest {
 
@@ -42,10 +44,21 @@ class ExamplesTest {
             for (int i = 0; i < answers.length; i++) {
                 answers[i] = reply.get(i);
             }
-            try (SeenService service = new SeenService(snapshot)) {
+            try (SeenService service = SeenService.fromRedis(redis, "seen:today")) {
                 assertArrayEquals(answers, service.seen(probes));
                 assertTrue(service.seen("click:0"));
-                assertEquals(false, service.reloadIfChanged());
+                try (BloomFilter next = BloomFilter.create(10)) {
+                    next.put("tomorrow");
+                    JedisTransfer.push(redis, "seen:today", next, true);
+                }
+                assertTrue(service.refresh());
+                assertTrue(service.seen("tomorrow"));
+                assertEquals(redis.bfExists("seen:today", "click:0"), service.seen("click:0"));
+            }
+            try (SeenService service = SeenService.fromSnapshot(snapshot)) {
+                assertArrayEquals(answers, service.seen(probes));
+                assertTrue(service.seen("click:0"));
+                assertEquals(false, service.refresh());
                 try (BloomFilter next = BloomFilter.create(10)) {
                     next.put("tomorrow");
                     next.save(snapshot);
@@ -53,7 +66,7 @@ class ExamplesTest {
                 Files.setLastModifiedTime(snapshot,
                         java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis()
                                 + 5000));
-                assertTrue(service.reloadIfChanged());
+                assertTrue(service.refresh());
                 assertTrue(service.seen("tomorrow"));
             }
         }
