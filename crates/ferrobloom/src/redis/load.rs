@@ -395,6 +395,30 @@ unsafe fn config_error(err: *mut *mut raw::RedisModuleString, msg: &str) -> c_in
     raw::REDISMODULE_ERR as c_int
 }
 
+/// The config a callback was registered with.
+///
+/// # Safety
+/// `privdata` is null or the `&'static T` registered with the callback.
+unsafe fn registered<T>(privdata: *mut c_void) -> Option<&'static T> {
+    // SAFETY: null or the registered &'static T (the caller's contract).
+    unsafe { (privdata as *const T).as_ref() }
+}
+
+/// A setter's answer to the server: OK, or the error in its slot.
+///
+/// # Safety
+/// `err` is the server's error slot for this call.
+unsafe fn set_result(
+    r: Option<Result<(), String>>,
+    err: *mut *mut raw::RedisModuleString,
+) -> c_int {
+    match r.unwrap_or_else(|| Err("unknown config".into())) {
+        Ok(()) => OK,
+        // SAFETY: the server's error slot (the caller's contract).
+        Err(msg) => unsafe { config_error(err, &msg) },
+    }
+}
+
 /// # Safety
 /// `privdata` is the `&'static T` registered with this callback.
 unsafe extern "C" fn get_numeric<T: NumericConfig>(
@@ -402,7 +426,7 @@ unsafe extern "C" fn get_numeric<T: NumericConfig>(
     privdata: *mut c_void,
 ) -> c_longlong {
     // SAFETY: the registered &'static T (the caller's contract).
-    match unsafe { (privdata as *const T).as_ref() } {
+    match unsafe { registered::<T>(privdata) } {
         Some(n) => n.get(),
         None => 0,
     }
@@ -418,15 +442,9 @@ unsafe extern "C" fn set_numeric<T: NumericConfig>(
     err: *mut *mut raw::RedisModuleString,
 ) -> c_int {
     // SAFETY: the registered &'static T (the caller's contract).
-    let r = match unsafe { (privdata as *const T).as_ref() } {
-        Some(n) => n.set(val),
-        None => Err("unknown config".into()),
-    };
-    match r {
-        Ok(()) => OK,
-        // SAFETY: the server's error slot.
-        Err(msg) => unsafe { config_error(err, &msg) },
-    }
+    let r = unsafe { registered::<T>(privdata) }.map(|n| n.set(val));
+    // SAFETY: the server's error slot.
+    unsafe { set_result(r, err) }
 }
 
 /// # Safety
@@ -436,7 +454,7 @@ unsafe extern "C" fn get_string<T: StringConfig>(
     privdata: *mut c_void,
 ) -> *mut raw::RedisModuleString {
     // SAFETY: the registered &'static T (the caller's contract).
-    match unsafe { (privdata as *const T).as_ref() } {
+    match unsafe { registered::<T>(privdata) } {
         Some(s) => s.text().0.load(Relaxed),
         None => null_mut(),
     }
@@ -452,23 +470,18 @@ unsafe extern "C" fn set_string<T: StringConfig>(
     err: *mut *mut raw::RedisModuleString,
 ) -> c_int {
     // SAFETY: the registered &'static T (the caller's contract).
-    let r = match unsafe { (privdata as *const T).as_ref() } {
-        // SAFETY: the server's string, valid during the call.
-        Some(s) => s.set(unsafe { super::ffi::str_bytes(val) }),
-        None => Err("unknown config".into()),
-    };
-    match r {
-        Ok(()) => OK,
-        // SAFETY: the server's error slot.
-        Err(msg) => unsafe { config_error(err, &msg) },
-    }
+    let config = unsafe { registered::<T>(privdata) };
+    // SAFETY: the server's string, valid during the call.
+    let r = config.map(|s| s.set(unsafe { super::ffi::str_bytes(val) }));
+    // SAFETY: the server's error slot.
+    unsafe { set_result(r, err) }
 }
 
 /// # Safety
 /// `privdata` is the `&'static T` registered with this callback.
 unsafe extern "C" fn get_enum<T: EnumConfig>(_name: *const c_char, privdata: *mut c_void) -> c_int {
     // SAFETY: the registered &'static T (the caller's contract).
-    match unsafe { (privdata as *const T).as_ref() } {
+    match unsafe { registered::<T>(privdata) } {
         Some(e) => e.get(),
         None => 0,
     }
@@ -484,22 +497,16 @@ unsafe extern "C" fn set_enum<T: EnumConfig>(
     err: *mut *mut raw::RedisModuleString,
 ) -> c_int {
     // SAFETY: the registered &'static T (the caller's contract).
-    let r = match unsafe { (privdata as *const T).as_ref() } {
-        Some(e) => e.set(val),
-        None => Err("unknown config".into()),
-    };
-    match r {
-        Ok(()) => OK,
-        // SAFETY: the server's error slot.
-        Err(msg) => unsafe { config_error(err, &msg) },
-    }
+    let r = unsafe { registered::<T>(privdata) }.map(|e| e.set(val));
+    // SAFETY: the server's error slot.
+    unsafe { set_result(r, err) }
 }
 
 /// # Safety
 /// `privdata` is the `&'static T` registered with this callback.
 unsafe extern "C" fn get_bool<T: BoolConfig>(_name: *const c_char, privdata: *mut c_void) -> c_int {
     // SAFETY: the registered &'static T (the caller's contract).
-    match unsafe { (privdata as *const T).as_ref() } {
+    match unsafe { registered::<T>(privdata) } {
         Some(b) => c_int::from(b.get()),
         None => 0,
     }
@@ -515,15 +522,9 @@ unsafe extern "C" fn set_bool<T: BoolConfig>(
     err: *mut *mut raw::RedisModuleString,
 ) -> c_int {
     // SAFETY: the registered &'static T (the caller's contract).
-    let r = match unsafe { (privdata as *const T).as_ref() } {
-        Some(b) => b.set(val != 0),
-        None => Err("unknown config".into()),
-    };
-    match r {
-        Ok(()) => OK,
-        // SAFETY: the server's error slot.
-        Err(msg) => unsafe { config_error(err, &msg) },
-    }
+    let r = unsafe { registered::<T>(privdata) }.map(|b| b.set(val != 0));
+    // SAFETY: the server's error slot.
+    unsafe { set_result(r, err) }
 }
 
 impl LoadCtx<'_> {
