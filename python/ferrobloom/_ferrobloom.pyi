@@ -7,6 +7,8 @@ Item = Union[bytes, bytearray, memoryview, str, int, float]
 
 FILE_FORMAT_VERSION: int
 __version__: str
+NOT_FOUND: str
+WRONG_TYPE: str
 
 class FilterError(ValueError):
     """A refused operation, with the server's error text (e.g. ``ERR bad error rate``)."""

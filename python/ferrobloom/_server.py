@@ -7,15 +7,18 @@ import os
 import binascii
 from typing import Any, Callable, List, Optional, Tuple, Union
 
-from ._ferrobloom import BloomFilter, CuckooFilter, FilterError, from_dump, walk_budget
+from ._ferrobloom import (  # the server's texts for a missing key and a key of another type
+    NOT_FOUND,
+    WRONG_TYPE,
+    BloomFilter,
+    CuckooFilter,
+    FilterError,
+    from_dump,
+    walk_budget,
+)
 from ._progress import bar
 
 Filter = Union[BloomFilter, CuckooFilter]
-
-# The server's error texts for a missing key and a key of another type
-# (crates/ferrobloom-cmd/src/errors.rs: NOT_FOUND, WRONG_TYPE).
-NOT_FOUND = "ERR not found"
-WRONG_TYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
 # A pushed filter loads into a temporary key that expires if the pushing
 # client disappears; the TTL is removed in the same transaction that renames it.

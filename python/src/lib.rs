@@ -446,6 +446,9 @@ fn _ferrobloom(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .map(|o| (o.token.to_string_lossy().into_owned(), o.binding))
         .collect();
     m.add("CF_RESERVE_OPTIONS", cf)?;
+    // The server's texts for a missing key and a key of another type (pull, push).
+    m.add("NOT_FOUND", crate::cmd::errors::NOT_FOUND)?;
+    m.add("WRONG_TYPE", crate::cmd::errors::WRONG_TYPE)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -245,6 +245,24 @@ pub extern "system" fn Java_io_ferrobloom_Native_insertErrorText<'l>(
     })
 }
 
+/// The server's text for a missing key (0) and for a key of another type (1),
+/// from the one home of the error texts (`ferrobloom_cmd::errors`).
+#[no_mangle]
+pub extern "system" fn Java_io_ferrobloom_Native_keyErrorText<'l>(
+    mut env: JNIEnv<'l>,
+    _: JClass<'l>,
+    which: jint,
+) -> jstring {
+    guard(&mut env, std::ptr::null_mut(), |env| {
+        let text = match which {
+            0 => ferrobloom_cmd::errors::NOT_FOUND,
+            1 => ferrobloom_cmd::errors::WRONG_TYPE,
+            _ => return Err(Error::Argument(format!("no key error text {which}"))),
+        };
+        Ok(env.new_string(text)?.into_raw())
+    })
+}
+
 #[no_mangle]
 pub extern "system" fn Java_io_ferrobloom_Native_info<'l>(
     mut env: JNIEnv<'l>,

@@ -84,6 +84,8 @@ final class Native {
     static native long copy(int kind, long h);
     /** The text of a batch add's refusal code (2 and up). */
     static native String insertErrorText(int kind, int code);
+    /** The server's text for a missing key (0) and a key of another type (1). */
+    static native String keyErrorText(int which);
     /** INFO's fields, then the kind's own (BloomFilter.info, CuckooFilter.info). */
     static native long[] info(int kind, long h);
     /** The error rate the filter was created with (NaN: none). */

@@ -32,9 +32,8 @@ final class Pull {
     static final int ATTEMPTS = 3;
 
     /** The server's texts for a missing key and a key of another type. */
-    static final String NOT_FOUND = "ERR not found";
-    static final String WRONG_TYPE =
-            "WRONGTYPE Operation against a key holding the wrong kind of value";
+    static final String NOT_FOUND = Native.keyErrorText(0);
+    static final String WRONG_TYPE = Native.keyErrorText(1);
 
     /** A walk that returned more than its header describes. */
     static final String PAST_HEADER = "went past what its header describes";
