@@ -18,7 +18,7 @@ use ferrobloom_core::hash::ItemHash;
 use crate::error::{guard, Error, Result};
 use crate::ffi::{new_handle, slot, Slot};
 use crate::kind::{codes, on_batch, on_item, refused};
-use crate::{booleans, now_ms, Items};
+use crate::{booleans, now_ms, Scratch};
 
 /// A time in milliseconds since the epoch from Java (negative: now).
 fn at(ms: jlong) -> u64 {
@@ -37,11 +37,13 @@ fn hash_one(f: &Core, item: &[u8]) -> ItemHash {
     h
 }
 
-/// The items' hashes, computed without the filter's lock (the hashing is
-/// fixed for the filter's life).
-fn hashes(s: &Slot<Core>, items: &Items) -> Result<Vec<ItemHash>> {
+/// The batch's hashes into the scratch, computed without the filter's lock
+/// (the hashing is fixed for the filter's life).
+fn hashes(s: &Slot<Core>, sc: &mut Scratch) -> Result<()> {
     let scheme = s.with(|f| Ok(f.scheme()))?;
-    Ok(items.iter().map(|i| scheme.bloom(i)).collect())
+    sc.hashes.clear();
+    sc.hashes.extend(sc.items.iter().map(|i| scheme.bloom(i)));
+    Ok(())
 }
 
 #[no_mangle]
@@ -88,15 +90,15 @@ pub extern "system" fn Java_io_ferrobloom_Native_bfAddAll<'l>(
         &buf,
         &ends,
         count,
-        |env, s: &Slot<Core>, items| {
-            let hs = hashes(s, items)?;
+        |env, s: &Slot<Core>, sc| {
+            hashes(s, sc)?;
             let now = now_ms();
-            let out = s.with_mut(|f| {
-                let mut out = Vec::with_capacity(hs.len());
-                f.add_hashes(&hs, now, &SERVER_DEFAULT_LIMITS, &mut out);
-                Ok(out)
+            sc.added.clear();
+            s.with_mut(|f| {
+                f.add_hashes(&sc.hashes, now, &SERVER_DEFAULT_LIMITS, &mut sc.added);
+                Ok(())
             })?;
-            codes::<Core>(env, &out)
+            codes::<Core>(env, &sc.added)
         },
     )
 }
@@ -133,15 +135,15 @@ pub extern "system" fn Java_io_ferrobloom_Native_bfContainsAll<'l>(
         &buf,
         &ends,
         count,
-        |env, s: &Slot<Core>, items| {
-            let hs = hashes(s, items)?;
+        |env, s: &Slot<Core>, sc| {
+            hashes(s, sc)?;
             let now = at(at_ms);
-            let out = s.with(|f| {
-                let mut out = Vec::with_capacity(hs.len());
-                f.contains_hashes(&hs, now, &mut out);
-                Ok(out)
+            sc.found.clear();
+            s.with(|f| {
+                f.contains_hashes(&sc.hashes, now, &mut sc.found);
+                Ok(())
             })?;
-            booleans(env, &out)
+            booleans(env, &sc.found)
         },
     )
 }

@@ -67,12 +67,12 @@ pub extern "system" fn Java_io_ferrobloom_Native_cfInsert<'l>(
         &buf,
         &ends,
         count,
-        |env, s: &Slot<Core>, items| {
+        |env, s: &Slot<Core>, sc| {
             let out = s.with_mut(|f| {
                 check_expansions(f)?;
                 Ok(cuckoo_insert_items(
                     f,
-                    items.iter(),
+                    sc.items.iter(),
                     nx != 0,
                     &SERVER_DEFAULT_LIMITS,
                 ))
@@ -109,9 +109,9 @@ pub extern "system" fn Java_io_ferrobloom_Native_cfContainsAll<'l>(
         &buf,
         &ends,
         count,
-        |env, s: &Slot<Core>, items| {
-            let out = s.with(|f| Ok(f.contains_items(items.iter())))?;
-            debug_assert_eq!(out.len(), items.len());
+        |env, s: &Slot<Core>, sc| {
+            let out = s.with(|f| Ok(f.contains_items(sc.items.iter())))?;
+            debug_assert_eq!(out.len(), sc.items.len());
             booleans(env, &out)
         },
     )

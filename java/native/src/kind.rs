@@ -18,7 +18,7 @@ use ferrobloom_core::filter::BloomFilter;
 
 use crate::error::{guard, Error, Result};
 use crate::ffi::{new_handle, slot, Slot};
-use crate::{byte_arrays, now_ms, with_item, Items};
+use crate::{byte_arrays, now_ms, with_item, with_scratch, Scratch};
 
 /// What the binding asks of a filter kind. Its refusals carry the server's
 /// texts (`ferrobloom_cmd::errors`); a refusal of the allocator is an
@@ -276,20 +276,22 @@ pub(crate) fn on_item<'l, T, R>(
 
 /// An entry point on a batch of items of filter `h` (`buf`, `ends`, `count`
 /// as `Items.Batch` packs them): `body` runs on the filter's slot and the
-/// items, copied out of the Java arrays first, and returns the Java array of
-/// answers.
+/// thread's scratch holding the items, copied out of the Java arrays first,
+/// and returns the Java array of answers.
 pub(crate) fn on_batch<'l, T>(
     env: &mut JNIEnv<'l>,
     h: jlong,
     buf: &JByteArray<'l>,
     ends: &JIntArray<'l>,
     count: jint,
-    body: impl FnOnce(&mut JNIEnv<'l>, &Slot<T>, &Items) -> Result<JObject<'l>>,
+    body: impl FnOnce(&mut JNIEnv<'l>, &Slot<T>, &mut Scratch) -> Result<JObject<'l>>,
 ) -> jobject {
     guard(env, std::ptr::null_mut(), |env| {
-        let items = Items::from_java(env, buf, ends, count)?;
-        let s = slot::<T>(h)?;
-        Ok(body(env, s, &items)?.into_raw())
+        with_scratch(|sc| {
+            sc.items.fill(env, buf, ends, count)?;
+            let s = slot::<T>(h)?;
+            Ok(body(env, s, sc)?.into_raw())
+        })
     })
 }
 

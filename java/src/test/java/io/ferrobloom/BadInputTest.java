@@ -38,6 +38,39 @@ class BadInputTest {
     }
 
     @Test
+    void malformedNativeBatchesAreRefusedAndChangeNothing() {
+        byte[] buf = "abcdef".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        try (BloomFilter f = BloomFilter.create(1000, 0.01);
+                CuckooFilter c = CuckooFilter.create(1000)) {
+            // A count beyond the ends, a negative count, ends that go back or past the bytes.
+            int[][] ends = {{3, 6}, {3, 6}, {4, 2}, {3, 7}, {-1, 6}};
+            int[] counts = {3, -1, 2, 2, 2};
+            for (int i = 0; i < counts.length; i++) {
+                int[] e = ends[i];
+                int n = counts[i];
+                assertThrows(IllegalArgumentException.class,
+                        () -> Native.bfAddAll(f.handle, buf, e, n), "bloom case " + i);
+                assertThrows(IllegalArgumentException.class,
+                        () -> Native.bfContainsAll(f.handle, buf, e, n, -1), "lookup case " + i);
+                assertThrows(IllegalArgumentException.class,
+                        () -> Native.cfInsert(c.handle, buf, e, n, false), "cuckoo case " + i);
+                assertThrows(IllegalArgumentException.class,
+                        () -> Native.cfContainsAll(c.handle, buf, e, n), "cuckoo lookup " + i);
+            }
+            assertThrows(NullPointerException.class,
+                    () -> Native.bfAddAll(f.handle, null, new int[] {0}, 1));
+            assertThrows(NullPointerException.class,
+                    () -> Native.bfAddAll(f.handle, buf, null, 1));
+            assertEquals(0, f.cardinality());
+            assertEquals(0, c.cardinality());
+            // The next batch on this thread is not disturbed by the refused ones.
+            assertArrayEquals(new byte[] {1, 1}, Native.bfAddAll(f.handle, buf, new int[] {3, 6}, 2));
+            assertArrayEquals(new boolean[] {true, true, false},
+                    f.mightContainAll(new String[] {"abc", "def", "abcdef"}));
+        }
+    }
+
+    @Test
     void everyTruncationAndEveryFlippedByteIsRefused() throws Exception {
         byte[] good = smallBloom();
         for (int n = 0; n < good.length; n++) {
