@@ -46,8 +46,9 @@ public final class JedisTransfer {
      * {@code WATCH} in the rename's transaction, so a key written meanwhile is never replaced
      * unchecked: the check runs again, and after three writes in a row {@link FilterException}
      * {@code ERR the key changed during each of 3 attempts to replace it; nothing was replaced};
-     * {@link #push(Jedis, String, Filter, boolean, boolean) force} replaces any key). A filter the server's limits refuse throws the server's text before anything
-     * is sent; a server that refuses the header of a filter of ferrobloom's layouts and is not
+     * {@link #push(Jedis, String, Filter, boolean, boolean) force} replaces any key). A
+     * filter the server's limits refuse throws the server's text before anything is sent; a
+     * server that refuses the header of a filter of ferrobloom's layouts and is not
      * ferrobloom (RedisBloom) throws {@link FilterException} saying to build it with {@link
      * BloomLayout#REDISBLOOM} or {@link CuckooLayout#REDISBLOOM}, the server's refusal as its
      * cause; the server's other refusals propagate as Jedis throws them.

@@ -211,7 +211,8 @@ class ClusterTest {
                         ServerIdentityTest.assertSameWalk("BF", b.chunks(), other.chunks());
                     }
                 }
-                retypedBeforeTheRename(nodes, "lc", () -> LettuceTransfer.push(conn, "lc", c, true));
+                retypedBeforeTheRename(nodes, "lc",
+                        () -> LettuceTransfer.push(conn, "lc", c, true));
             } finally {
                 lc.shutdown();
             }
