@@ -76,13 +76,10 @@ pub(crate) fn with_item<R>(
     if a.is_null() {
         return Err(Error::Null("item"));
     }
-    let n = usize::try_from(env.get_array_length(a)?).unwrap_or(0);
     let mut stack = [0u8; 256];
-    match stack.get_mut(..n) {
-        Some(buf) => {
-            env.get_byte_array_region(a, 0, ffi::as_jbytes_mut(buf))?;
-            f(buf)
-        }
+    let n = ffi::item_into(env, a, &mut stack)?;
+    match stack.get(..n) {
+        Some(buf) => f(buf),
         None => f(&env.convert_byte_array(a)?),
     }
 }

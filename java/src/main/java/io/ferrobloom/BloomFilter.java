@@ -270,7 +270,7 @@ public final class BloomFilter extends NativeFilter implements Filter {
     }
 
     private boolean[] putAll(Source src) {
-        Codes codes = new Codes();
+        Codes codes = new Codes(src);
         try {
             run(src, b -> {
                 byte[] r = Native.bfAddAll(handle, b.buf, b.ends, b.count);
@@ -334,7 +334,7 @@ public final class BloomFilter extends NativeFilter implements Filter {
     }
 
     private boolean[] containsAll(Source src, long atMs) {
-        Booleans out = new Booleans();
+        Booleans out = new Booleans(src);
         try {
             run(src, b -> {
                 out.add(Native.bfContainsAll(handle, b.buf, b.ends, b.count, atMs));

@@ -198,7 +198,7 @@ public final class CuckooFilter extends NativeFilter implements Filter {
     }
 
     private Codes insertCodes(Source src, boolean nx) {
-        Codes codes = new Codes();
+        Codes codes = new Codes(src);
         try {
             run(src, b -> {
                 codes.add(Native.cfInsert(handle, b.buf, b.ends, b.count, nx));
@@ -254,7 +254,7 @@ public final class CuckooFilter extends NativeFilter implements Filter {
 
     @Override
     boolean[] containsAll(Source src) {
-        Booleans out = new Booleans();
+        Booleans out = new Booleans(src);
         try {
             run(src, b -> {
                 out.add(Native.cfContainsAll(handle, b.buf, b.ends, b.count));

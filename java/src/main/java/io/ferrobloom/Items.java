@@ -126,10 +126,45 @@ final class Items {
         }
 
         void addObject(Object item) {
-            if (item instanceof CharSequence s) {
+            if (item instanceof byte[] b) {
+                add(b);
+            } else if (item instanceof CharSequence s) {
                 add(s);
             } else {
                 add(of(item));
+            }
+        }
+
+        /**
+         * Adds {@code items[from..]} while the batch has room (as {@link #addObject} one by one
+         * until {@link #full}), the arrays grown once for all of them; returns the index of the
+         * first item not added.
+         */
+        int addAll(Object[] items, int from) {
+            int end = from;
+            long bytes = 0;
+            // Until full(): an item goes in while fewer than MAX_ITEMS are in and fewer than
+            // MAX_BYTES are used (CharSequence: its length, its UTF-8 size when ASCII).
+            while (end < items.length && count + (end - from) < MAX_ITEMS
+                    && len + bytes < MAX_BYTES) {
+                Object o = items[end++];
+                bytes += o instanceof byte[] b ? b.length
+                        : o instanceof CharSequence s ? s.length() : 20;
+            }
+            reserve(end - from, bytes);
+            for (int i = from; i < end; i++) {
+                addObject(items[i]);
+            }
+            return end;
+        }
+
+        /** Makes room for {@code items} more items of {@code bytes} bytes in all. */
+        private void reserve(int items, long bytes) {
+            if (ends.length - count < items) {
+                ends = Arrays.copyOf(ends, Math.min(MAX_ITEMS, count + items));
+            }
+            if (buf.length - len < bytes && (long) len + bytes <= Integer.MAX_VALUE - 8) {
+                buf = Arrays.copyOf(buf, (int) (len + bytes));
             }
         }
     }

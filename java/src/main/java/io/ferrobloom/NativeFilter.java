@@ -273,6 +273,11 @@ abstract class NativeFilter {
     /** Fills a batch from a source of items; false when the source is exhausted. */
     interface Source {
         boolean fill(Items.Batch b);
+
+        /** How many items the source holds, or -1 when it cannot tell (sizes the reply once). */
+        default int size() {
+            return -1;
+        }
     }
 
     /** Takes one native call's batch; false to stop. */
@@ -280,19 +285,48 @@ abstract class NativeFilter {
         boolean accept(Items.Batch b);
     }
 
-    /** An array of {@code byte[]} or CharSequence items (see {@link #source(Iterable)}). */
+    /**
+     * An array of {@code byte[]} or CharSequence items, checked first as a collection's (see
+     * {@link #source(Iterable)}), packed a batch at a time into arrays sized once per batch.
+     */
     static Source source(Object[] items) {
-        return source(Arrays.asList(Objects.requireNonNull(items, "items")));
+        Objects.requireNonNull(items, "items");
+        for (Object o : items) {
+            Items.check(o);
+        }
+        return new Source() {
+            private int next;
+
+            @Override
+            public boolean fill(Items.Batch b) {
+                next = b.addAll(items, next);
+                return next < items.length;
+            }
+
+            @Override
+            public int size() {
+                return items.length;
+            }
+        };
     }
 
     static Source source(long[] items) {
         Objects.requireNonNull(items, "items");
-        int[] i = {0};
-        return b -> {
-            while (i[0] < items.length && !b.full()) {
-                b.add(items[i[0]++]);
+        return new Source() {
+            private int next;
+
+            @Override
+            public boolean fill(Items.Batch b) {
+                while (next < items.length && !b.full()) {
+                    b.add(items[next++]);
+                }
+                return next < items.length;
             }
-            return i[0] < items.length;
+
+            @Override
+            public int size() {
+                return items.length;
+            }
         };
     }
 
@@ -309,12 +343,21 @@ abstract class NativeFilter {
                 Items.check(o);
             }
         }
+        int size = items instanceof java.util.Collection<?> c ? c.size() : -1;
         Iterator<?> it = items.iterator();
-        return b -> {
-            while (it.hasNext() && !b.full()) {
-                b.addObject(it.next());
+        return new Source() {
+            @Override
+            public boolean fill(Items.Batch b) {
+                while (it.hasNext() && !b.full()) {
+                    b.addObject(it.next());
+                }
+                return it.hasNext();
             }
-            return it.hasNext();
+
+            @Override
+            public int size() {
+                return size;
+            }
         };
     }
 
@@ -336,8 +379,13 @@ abstract class NativeFilter {
 
     /** A growable byte list (a batch's per-item codes). */
     static final class Codes {
-        byte[] v = new byte[64];
+        byte[] v;
         int n;
+
+        /** For the replies of {@code src}'s items: one array when it knows how many. */
+        Codes(Source src) {
+            v = new byte[Math.max(src.size(), 64)];
+        }
 
         void add(byte[] r) {
             if (v.length - n < r.length) {
@@ -383,8 +431,13 @@ abstract class NativeFilter {
 
     /** A growable boolean list. */
     static final class Booleans {
-        boolean[] v = new boolean[64];
+        boolean[] v;
         int n;
+
+        /** For the answers of {@code src}'s items: one array when it knows how many. */
+        Booleans(Source src) {
+            v = new boolean[Math.max(src.size(), 64)];
+        }
 
         void add(boolean[] r) {
             if (v.length - n < r.length) {
@@ -395,7 +448,7 @@ abstract class NativeFilter {
         }
 
         boolean[] get() {
-            return Arrays.copyOf(v, n);
+            return n == v.length ? v : Arrays.copyOf(v, n);
         }
     }
 }

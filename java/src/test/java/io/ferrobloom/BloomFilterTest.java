@@ -96,6 +96,47 @@ class BloomFilterTest {
     }
 
     @Test
+    void arrayBatchesOfAnySizeAnswerAsOneCallPerItem() {
+        // More items than one native call takes (16,384), and one item larger than its 4 MiB.
+        byte[][] bytes = new byte[40_000][];
+        for (int i = 0; i < bytes.length; i++) {
+            bytes[i] = ("b" + i).getBytes(StandardCharsets.UTF_8);
+        }
+        bytes[20_000] = new byte[5 << 20];
+        Arrays.fill(bytes[20_000], (byte) 'x');
+        String[] text = new String[20_000];
+        for (int i = 0; i < text.length; i++) {
+            text[i] = (i % 3 == 0 ? "é" : "t") + i; // UTF-8 wider than its chars, and ASCII
+        }
+        try (BloomFilter batch = BloomFilter.create(100_000, 0.001);
+                BloomFilter one = BloomFilter.create(100_000, 0.001)) {
+            boolean[] a = batch.putAll(bytes);
+            boolean[] t = batch.putAll(text);
+            assertEquals(bytes.length, a.length);
+            assertEquals(text.length, t.length);
+            for (int i = 0; i < bytes.length; i++) {
+                assertEquals(one.put(bytes[i]), a[i], "item " + i);
+            }
+            for (int i = 0; i < text.length; i++) {
+                assertEquals(one.put(text[i]), t[i], "text " + i);
+            }
+            assertArrayEquals(one.toBytes(), batch.toBytes());
+            boolean[] found = batch.mightContainAll(bytes);
+            for (int i = 0; i < found.length; i++) {
+                assertTrue(found[i], "item " + i);
+            }
+            // A null anywhere refuses the whole array before any of it is added.
+            Object[] withNull = {"new-1", "new-2", null};
+            long before = batch.cardinality();
+            assertThrows(NullPointerException.class, () -> batch.putAll(Arrays.asList(withNull)));
+            assertThrows(NullPointerException.class,
+                    () -> batch.putAll(new String[] {"new-1", null}));
+            assertEquals(before, batch.cardinality());
+            assertFalse(batch.mightContain("new-1"));
+        }
+    }
+
+    @Test
     void aFullNonScalingFilterRefusesAsTheServer() {
         try (BloomFilter f = BloomFilter.builder().capacity(10).errorRate(0.01).nonScaling()
                 .build()) {
