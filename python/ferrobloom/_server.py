@@ -27,6 +27,15 @@ TEMP_TTL_SECONDS = 3600
 # How often pull walks again when the key changed during the walk.
 PULL_ATTEMPTS = 3
 
+# How often push(replace=True) watches the key, checks its type and renames
+# before giving up because another client wrote the key each time.
+PUSH_ATTEMPTS = 3
+_KEY_CHANGED = "ERR the key changed during each of %d attempts to replace it; nothing was replaced" % PUSH_ATTEMPTS
+
+# Tests only: called with the key after push's final check (WATCH and TYPE),
+# before MULTI, so that a test can write the key from another connection there.
+_before_rename: Optional[Callable[[bytes], None]] = None
+
 # A walk that returned more than its header describes (``_walk``).
 _PAST_HEADER = "went past what its header describes"
 
@@ -126,8 +135,12 @@ def push(
     key, also one that appears during the push (``ERR item exists``).
     ``replace=True`` replaces a filter of the same kind (Bloom or cuckoo);
     a key of another type (a string, a hash, a filter of the other kind) is
-    refused with the server's WRONGTYPE text, checked before anything is sent
-    and again just before the rename, unless ``force=True``.
+    refused with the server's WRONGTYPE text, unless ``force=True``: checked
+    before anything is sent, and again in the rename's transaction under
+    ``WATCH``, so a key written meanwhile is checked again, never replaced
+    unchecked (written before each of three checks: FilterError ``ERR the
+    key changed during each of 3 attempts to replace it; nothing was
+    replaced``).
 
     A filter the server's limits (``bf.max-filter-memory``, ``bf.bf-max-links``,
     ``bf.cf-max-expansions``, read with ``CONFIG GET`` where allowed) would
@@ -176,16 +189,7 @@ def push(
             it = nxt
         pipe.execute()
         pb.update(queued)
-        if replace and not force:
-            _check_replaceable(client, key, kind)
-        # One transaction (both keys are in one slot, so a cluster takes it
-        # too): the TTL goes with the rename, never before nor after it.
-        pipe = client.pipeline(transaction=True)
-        pipe.execute_command("PERSIST", tmp)
-        pipe.execute_command("RENAME" if replace else "RENAMENX", tmp, key)
-        renamed = pipe.execute()[-1]
-        if not replace and not renamed:
-            raise FilterError("ERR item exists")
+        _rename(client, key, tmp, kind, replace, force)
         done = True
     except Exception as e:
         # An ACL user refused a key: say which one (the temporary key is not
@@ -208,6 +212,44 @@ def push(
                 client.delete(tmp)
             except Exception:
                 pass
+
+
+def _rename(client: Any, key: bytes, tmp: bytes, kind: str, replace: bool, force: bool) -> None:
+    """push's last step: one transaction (both keys are in one slot, so a
+    cluster takes it too) removes the temporary key's TTL and renames it over
+    ``key``, the TTL never going before nor after the rename. With
+    ``replace`` and not ``force``: ``WATCH key``, the type check, then
+    ``MULTI``/``EXEC`` on one connection, again when the EXEC was aborted
+    because the key changed."""
+    if not replace or force:
+        pipe = client.pipeline(transaction=True)
+        pipe.execute_command("PERSIST", tmp)
+        pipe.execute_command("RENAME" if replace else "RENAMENX", tmp, key)
+        renamed = pipe.execute()[-1]
+        if not replace and not renamed:
+            raise FilterError("ERR item exists")
+        return
+    # RedisCluster: the key's primary's own client, whose pipelines take
+    # WATCH in every redis-py version (a slot moved meanwhile fails the push).
+    node_of = getattr(client, "get_node_from_key", None)
+    conn = client.get_redis_connection(node_of(key)) if node_of is not None else client
+    for _ in range(PUSH_ATTEMPTS):
+        with conn.pipeline(transaction=True) as pipe:
+            pipe.watch(key)  # the pipeline's connection from here to EXEC
+            _check_replaceable(pipe, key, kind)
+            hook = _before_rename
+            if hook is not None:
+                hook(key)
+            pipe.multi()
+            pipe.execute_command("PERSIST", tmp)
+            pipe.execute_command("RENAME", tmp, key)
+            try:
+                pipe.execute()
+                return
+            except Exception as e:
+                if type(e).__name__ != "WatchError":
+                    raise
+    raise FilterError(_KEY_CHANGED)
 
 
 # Options of ``execute_command`` that make redis-py hand the reply's bulk

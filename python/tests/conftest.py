@@ -287,3 +287,27 @@ def cluster(module):
     finally:
         for n in nodes:
             n.stop()
+
+
+@pytest.fixture
+def before_rename():
+    """Sets push's test hook (``ferrobloom._server._before_rename``, called
+    after the final WATCH and TYPE, before MULTI) to ``write(n, key)``, n the
+    call's number (None: no hook); returns the keys it is called with from
+    then on. Cleared after the test."""
+    from ferrobloom import _server
+
+    calls = []
+
+    def set_hook(write):
+        del calls[:]
+
+        def hook(key):
+            calls.append(key)
+            write(len(calls), key)
+
+        _server._before_rename = hook if write is not None else None
+        return calls
+
+    yield set_hook
+    _server._before_rename = None

@@ -25,7 +25,7 @@ from test_server import local_walk, server_walk
 # docs/clients.md, "Minimal ACL rules": the commands push and pull send, and
 # the key patterns of a prefix (the temporary keys are `{<key>}:ferrobloom-push:*`).
 PUSH_PULL_COMMANDS = (
-    "+exists +del +expire +persist +rename +renamenx +multi +exec +type "
+    "+exists +del +expire +persist +rename +renamenx +multi +exec +type +watch +unwatch "
     "+bf.loadchunk +bf.scandump +cf.loadchunk +cf.scandump"
 )
 PREFIX_KEYS = "~app:* ~{app:*"
@@ -86,7 +86,7 @@ def test_acl_user_with_the_minimal_rules(server, r, acl):
 
 @pytest.mark.parametrize(
     "missing,command",
-    [("+bf.loadchunk", "bf.loadchunk"), ("+rename", "rename"), ("+persist", "persist")],
+    [("+bf.loadchunk", "bf.loadchunk"), ("+rename", "rename"), ("+persist", "persist"), ("+watch", "watch")],
 )
 def test_acl_refusals_name_the_command_and_keep_the_old_key(r, acl, missing, command):
     old, _ = filters()

@@ -463,3 +463,63 @@ def test_push_without_replace_loses_to_a_key_created_meanwhile(r):
         ferrobloom.push(RacingClient(r, "k"), "k", f, progress=False)
     assert r.get("k") == b"theirs"
     assert r.keys("*ferrobloom-push*") == []
+
+
+@pytest.mark.parametrize("theirs", ["string", "cuckoo"])
+def test_a_key_written_between_the_check_and_the_rename_is_not_replaced(server, r, before_rename, theirs):
+    """Another connection writes the key right after push's final check
+    (WATCH, TYPE) and before its MULTI: the EXEC is aborted, the check runs
+    again and refuses the new type; the write stays, no temporary key is left."""
+    other = redis.Redis(port=server.port)
+    f = BloomFilter(1000)
+    f.update(ITEMS[:500])
+    r.execute_command("BF.RESERVE", "k", 0.01, 100)
+
+    def write(n, key):
+        if n == 1 and theirs == "string":
+            other.set(key, "arrived")
+        elif n == 1:
+            other.delete(key)
+            other.execute_command("CF.RESERVE", key, 100)
+
+    calls = before_rename(write)
+    with pytest.raises(FilterError, match="^WRONGTYPE.*force=True"):
+        ferrobloom.push(r, "k", f, replace=True, progress=False)
+    assert calls == [b"k"]
+    if theirs == "string":
+        assert r.get("k") == b"arrived"
+    else:
+        assert r.type("k") == b"MBbloomCF"
+    assert r.keys() == [b"k"]
+    other.close()
+
+
+def test_push_replaces_a_filter_of_the_same_kind_written_during_the_rename(server, r, before_rename):
+    """A Bloom filter written there before the first EXEC: the EXEC is
+    aborted, the second check finds a filter of the same kind, and the push
+    replaces it. Written before every EXEC: nothing is replaced after three
+    tries, with ``ERR the key changed ...``; force watches nothing."""
+    other = redis.Redis(port=server.port)
+    f = BloomFilter(1000)
+    f.update(ITEMS[:500])
+    assert "theirs" not in f
+    calls = before_rename(lambda n, key: n == 1 and other.execute_command("BF.ADD", key, "theirs"))
+    ferrobloom.push(r, "k", f, replace=True, progress=False)
+    assert calls == [b"k", b"k"]
+    assert server_walk(r, "BF", "k") == local_walk(f)
+    assert r.keys() == [b"k"]
+
+    r.delete("k")
+    r.execute_command("BF.RESERVE", "k", 0.01, 100)
+    calls = before_rename(lambda n, key: other.execute_command("BF.ADD", key, "theirs"))
+    with pytest.raises(FilterError, match=r"^ERR the key changed during each of 3 attempts to replace it; nothing was replaced$"):
+        ferrobloom.push(r, "k", f, replace=True, progress=False)
+    assert len(calls) == ferrobloom._server.PUSH_ATTEMPTS == 3
+    assert r.execute_command("BF.EXISTS", "k", "theirs") == 1  # not replaced
+    assert r.keys() == [b"k"]
+
+    del calls[:]
+    ferrobloom.push(r, "k", f, replace=True, force=True, progress=False)
+    assert calls == []
+    assert server_walk(r, "BF", "k") == local_walk(f)
+    other.close()

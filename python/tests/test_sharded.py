@@ -5,7 +5,7 @@ answered in order, and the shards moved out and in with pull and push."""
 import pytest
 
 import ferrobloom
-from ferrobloom import FilterError, ShardedBloomFilter
+from ferrobloom import BloomFilter, FilterError, ShardedBloomFilter
 from ferrobloom._sharded import shard_of
 from test_server import ITEMS, PROBES, local_walk, server_walk
 
@@ -97,3 +97,30 @@ def test_sharded_batches_on_one_server_answer_in_order(r):
     r.set(s.keys[0], "not a filter")
     with pytest.raises(Exception, match="WRONGTYPE"):
         s.add_many(items)
+
+
+def test_push_replace_over_a_cluster_checks_the_key_under_watch(cluster, before_rename):
+    """push(replace=True) through RedisCluster runs its final WATCH, TYPE and
+    MULTI/EXEC on the key's primary: a string that primary's own client puts
+    there after the check is refused and kept; a Bloom filter put there is
+    replaced on the second try."""
+    rc, nodes = cluster
+    f = BloomFilter(1000)
+    f.update(ITEMS[:500])
+    keys = ["w-%d" % i for i in range(12)]
+    assert len(set(rc.get_node_from_key(k).port for k in keys)) == 3
+    for k in keys:
+        owner = next(n for n in nodes if n.port == rc.get_node_from_key(k).port)
+        before_rename(None)
+        ferrobloom.push(rc, k, f, replace=True, progress=False)
+        calls = before_rename(lambda n, key: n == 1 and owner.client.execute_command("BF.ADD", key, "theirs"))
+        ferrobloom.push(rc, k, f, replace=True, progress=False)
+        assert len(calls) == 2
+        assert local_walk(f) == server_walk(rc, "BF", k)
+        calls = before_rename(lambda n, key: owner.client.set(key, "arrived"))
+        with pytest.raises(FilterError, match="^WRONGTYPE"):
+            ferrobloom.push(rc, k, f, replace=True, progress=False)
+        assert len(calls) == 1
+        assert owner.client.get(k) == b"arrived"
+        assert owner.client.keys("*ferrobloom-push*") == []
+        rc.delete(k)

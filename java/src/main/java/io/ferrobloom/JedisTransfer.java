@@ -12,6 +12,7 @@ import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.JedisPooled;
 import redis.clients.jedis.Response;
+import redis.clients.jedis.Transaction;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.commands.ProtocolCommand;
 import redis.clients.jedis.util.JedisClusterCRC16;
@@ -41,10 +42,13 @@ public final class JedisTransfer {
      * was. Without {@code replace}, an existing key throws {@link FilterException} {@code ERR
      * item exists}; with it, a filter of the same kind (Bloom or cuckoo) or a missing key is
      * replaced and a key of another type throws {@link FilterException} with the server's
-     * {@code WRONGTYPE} text (checked with {@code TYPE} before anything is sent and again just
-     * before the rename; {@link #push(Jedis, String, Filter, boolean, boolean) force} replaces
-     * any key). A filter the server's limits refuse throws the server's text before anything
-     * is sent; a server that refuses the header of a filter of ferrobloom's layouts and is not
+     * {@code WRONGTYPE} text (checked with {@code TYPE} before anything is sent and again under
+     * {@code WATCH} in the rename's transaction, so a key written meanwhile is never replaced
+     * unchecked: the check runs again, and after three writes in a row {@link FilterException}
+     * {@code ERR the key changed during each of 3 attempts to replace it; nothing was replaced};
+     * {@link #push(Jedis, String, Filter, boolean, boolean) force} replaces any key). A
+     * filter the server's limits refuse throws the server's text before anything is sent; a
+     * server that refuses the header of a filter of ferrobloom's layouts and is not
      * ferrobloom (RedisBloom) throws {@link FilterException} saying to build it with {@link
      * BloomLayout#REDISBLOOM} or {@link CuckooLayout#REDISBLOOM}, the server's refusal as its
      * cause; the server's other refusals propagate as Jedis throws them.
@@ -72,7 +76,11 @@ public final class JedisTransfer {
         Push.push(new JedisWire(client), key, filter, replace, force);
     }
 
-    /** {@link #push(Jedis, String, Filter, boolean)} over a pooled client ({@code JedisPooled}). */
+    /**
+     * {@link #push(Jedis, String, Filter, boolean)} over a pooled client: a {@code JedisPooled}
+     * lends one connection for the whole push; another {@link UnifiedJedis} runs the final
+     * {@code WATCH}/{@code MULTI}/{@code EXEC} on one connection of its own.
+     */
     public static void push(UnifiedJedis client, String key, Filter filter, boolean replace) {
         push(client, key.getBytes(StandardCharsets.UTF_8), filter, replace);
     }
@@ -91,6 +99,12 @@ public final class JedisTransfer {
             boolean force) {
         if (client instanceof JedisCluster jc) {
             push(jc, key, filter, replace, force);
+            return;
+        }
+        if (client instanceof JedisPooled p) {
+            try (Connection c = p.getPool().getResource()) {
+                push(new Jedis(c), key, filter, replace, force);
+            }
             return;
         }
         Push.push(new JedisWire(client), key, filter, replace, force);
@@ -253,10 +267,10 @@ public final class JedisTransfer {
         return out;
     }
 
-    /** Throws an error element of a transaction's reply. */
+    /** Throws an error element of a transaction's reply; null (an aborted EXEC) stays null. */
     static List<Object> checked(List<Object> replies) {
         if (replies == null) {
-            throw new FilterException("ERR the transaction was aborted");
+            return null;
         }
         for (Object o : replies) {
             if (o instanceof RuntimeException e) {
@@ -266,18 +280,27 @@ public final class JedisTransfer {
         return replies;
     }
 
-    /** A Jedis client's three ways of sending: one command, a pipeline, a transaction. */
+    /**
+     * A Jedis client's three ways of sending: one command, a pipeline, a transaction (begun
+     * without MULTI, so that WATCH comes first, on the transaction's one connection).
+     */
     private record JedisWire(
             Function<byte[][], Object> send,
             Supplier<AbstractPipeline> pipelined,
-            Supplier<AbstractTransaction> multi) implements Push.Wire {
+            Supplier<AbstractTransaction> unwatched) implements Push.Wire {
 
         JedisWire(Jedis j) {
-            this(c -> j.sendCommand(command(c[0]), rest(c)), j::pipelined, j::multi);
+            // The check's TYPE goes through j, on the watching connection.
+            this(c -> j.sendCommand(command(c[0]), rest(c)), j::pipelined,
+                    () -> new Transaction(j.getConnection(), false, false));
         }
 
         JedisWire(UnifiedJedis j) {
-            this(c -> j.sendCommand(command(c[0]), rest(c)), j::pipelined, j::multi);
+            // The check's TYPE may go through another connection of j's: sent after the WATCH
+            // is in place, what it sees is what the EXEC finds unless the key changed, which
+            // aborts the EXEC.
+            this(c -> j.sendCommand(command(c[0]), rest(c)), j::pipelined,
+                    () -> j.transaction(false));
         }
 
         @Override
@@ -300,8 +323,14 @@ public final class JedisTransfer {
         }
 
         @Override
-        public List<Object> transaction(List<byte[][]> commands) {
-            try (AbstractTransaction t = multi.get()) {
+        public List<Object> transaction(byte[] watch, Runnable check, List<byte[][]> commands) {
+            // close() unwatches or discards what is left open (a check that threw).
+            try (AbstractTransaction t = unwatched.get()) {
+                if (watch != null) {
+                    t.watch(watch);
+                    check.run();
+                }
+                t.multi();
                 for (byte[][] c : commands) {
                     t.sendCommand(command(c[0]), rest(c));
                 }

@@ -23,7 +23,8 @@ import java.util.concurrent.ExecutionException;
  * Moving filters to and from a server over a Lettuce connection (an optional dependency: a
  * program that uses this class brings Lettuce), with any codec: the commands carry raw bytes.
  * The chunks are pipelined through the connection's asynchronous API, the rest is synchronous;
- * the final rename is a {@code MULTI}/{@code EXEC} on the connection, so, as for any Lettuce
+ * the final rename is a {@code MULTI}/{@code EXEC} on the connection ({@code WATCH} and
+ * {@code TYPE} first when {@code replace} without {@code force}), so, as for any Lettuce
  * transaction, the connection must not be shared with other threads during the push. A pull
  * sends only reads ({@code TYPE}, {@code SCANDUMP}, {@code DUMP}) on the connection. What push
  * and pull promise: docs/clients.md.
@@ -299,7 +300,20 @@ public final class LettuceTransfer {
         }
 
         @Override
-        public List<Object> transaction(List<byte[][]> commands) {
+        public List<Object> transaction(byte[] watch, Runnable check, List<byte[][]> commands) {
+            if (watch != null) {
+                call(Push.cmd("WATCH", watch));
+                try {
+                    check.run();
+                } catch (RuntimeException e) {
+                    try {
+                        call(Push.cmd("UNWATCH"));
+                    } catch (RuntimeException ignored) {
+                        // The refusal is what the caller needs to see.
+                    }
+                    throw e;
+                }
+            }
             sync.multi();
             try {
                 for (byte[][] c : commands) {
@@ -311,7 +325,7 @@ public final class LettuceTransfer {
             }
             TransactionResult r = sync.exec();
             if (r == null || r.wasDiscarded()) {
-                throw new FilterException("ERR the transaction was aborted");
+                return null; // the watched key changed
             }
             List<Object> out = new ArrayList<>();
             r.forEach(out::add);

@@ -7,6 +7,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * Push, written once over a {@link Wire} that each client adapter ({@link JedisTransfer}, ...)
@@ -19,13 +20,18 @@ import java.util.Objects;
  *   <li>without {@code replace}, an existing key is refused ({@code ERR item exists}); with
  *       it, a key of another type than the filter's kind (a string, a filter of the other
  *       kind) is refused with the server's {@code WRONGTYPE} text, checked with {@code TYPE}
- *       before anything is sent and again just before the rename, unless {@code force};
+ *       before anything is sent and again under {@code WATCH} in the rename's transaction
+ *       (step 4), unless {@code force};
  *   <li>the chunks load with {@code LOADCHUNK} into a temporary key in the same Cluster slot
  *       ({@code {<hash tag or key>}:ferrobloom-push:<random>}), which expires after an hour
  *       (set with the header) if the client dies, pipelined up to 64 MiB a round trip;
  *   <li>one transaction removes the TTL and renames the temporary key over the key ({@code
  *       RENAME}, or {@code RENAMENX} without {@code replace}: a key that appeared meanwhile
- *       is refused with {@code ERR item exists}).
+ *       is refused with {@code ERR item exists}). With {@code replace} and not {@code force}
+ *       it is {@code WATCH key}, {@code TYPE key}, {@code MULTI}, ..., {@code EXEC}, so the
+ *       type checked is the type replaced: a write to the key after the {@code WATCH} aborts
+ *       the {@code EXEC}, and the check runs again, {@value #RENAME_ATTEMPTS} times at most
+ *       (then {@link #KEY_CHANGED}).
  * </ol>
  *
  * No reader ever sees a half-loaded filter; a push that fails leaves the key as it was and
@@ -52,8 +58,14 @@ final class Push {
         /** Sends the commands in one pipeline; throws the first error reply. */
         void pipeline(List<byte[][]> commands);
 
-        /** The commands between MULTI and EXEC; their replies (an error reply throws). */
-        List<Object> transaction(List<byte[][]> commands);
+        /**
+         * The commands between MULTI and EXEC, on one connection; their replies (an error
+         * reply throws). With {@code watch} not null: {@code WATCH watch} first, then {@code
+         * check} (which may throw, and then the key is unwatched and nothing else is sent),
+         * then MULTI; null when the EXEC was aborted because the watched key changed.
+         * {@code check}'s commands go through {@link #call}, after the WATCH is in place.
+         */
+        List<Object> transaction(byte[] watch, Runnable check, List<byte[][]> commands);
 
         /** {@code CONFIG GET name}'s value, or -1 when the server has none or refuses. */
         default long config(String name) {
@@ -179,6 +191,19 @@ final class Push {
     static final String NOT_REPLACEABLE = Pull.WRONG_TYPE
             + " (push replaces a filter of the same kind only; force=true replaces any key)";
 
+    /** How often push(replace) watches, checks and renames before giving up. */
+    static final int RENAME_ATTEMPTS = 3;
+
+    /** push(replace) whose key was written after each of its checks: nothing was replaced. */
+    static final String KEY_CHANGED = "ERR the key changed during each of " + RENAME_ATTEMPTS
+            + " attempts to replace it; nothing was replaced";
+
+    /**
+     * Tests only: runs with the key after the final check (WATCH and TYPE), before MULTI, so a
+     * test can write the key from another connection right there.
+     */
+    static volatile Consumer<byte[]> beforeRename;
+
     /** RedisBloom's LOADCHUNK texts for a header it cannot read (Bloom, cuckoo). */
     private static final List<String> HEADER_REFUSALS =
             List.of("received bad data", "Invalid header");
@@ -236,14 +261,7 @@ final class Push {
             if (!batch.isEmpty()) {
                 w.pipeline(batch);
             }
-            if (replace && !force) {
-                checkReplaceable(w, key, kind);
-            }
-            List<Object> r = w.transaction(List.of(cmd("PERSIST", tmp),
-                    cmd(replace ? "RENAME" : "RENAMENX", tmp, key)));
-            if (!replace && !truthy(r.get(r.size() - 1))) {
-                throw new FilterException("ERR item exists");
-            }
+            rename(w, key, tmp, kind, replace, force);
             done = true;
         } catch (RuntimeException e) {
             throw redisBloomHint(w, tmp, filter, e);
@@ -256,6 +274,40 @@ final class Push {
                 }
             }
         }
+    }
+
+    /**
+     * The last step: the temporary key's TTL removed and the key renamed over {@code key} in
+     * one transaction; with {@code replace} and not {@code force}, the key watched and its
+     * type checked first, again when the key changed before the EXEC.
+     */
+    private static void rename(Wire w, byte[] key, byte[] tmp, String kind, boolean replace,
+            boolean force) {
+        List<byte[][]> commands = List.of(cmd("PERSIST", tmp),
+                cmd(replace ? "RENAME" : "RENAMENX", tmp, key));
+        if (!replace || force) {
+            List<Object> r = w.transaction(null, null, commands);
+            if (r == null) {
+                throw new FilterException("ERR the transaction was aborted");
+            }
+            if (!replace && !truthy(r.get(r.size() - 1))) {
+                throw new FilterException("ERR item exists");
+            }
+            return;
+        }
+        Runnable check = () -> {
+            checkReplaceable(w, key, kind);
+            Consumer<byte[]> hook = beforeRename;
+            if (hook != null) {
+                hook.accept(key);
+            }
+        };
+        for (int i = 0; i < RENAME_ATTEMPTS; i++) {
+            if (w.transaction(key, check, commands) != null) {
+                return;
+            }
+        }
+        throw new FilterException(KEY_CHANGED);
     }
 
     /** push(replace=true) replaces a missing key or a filter of {@code kind} only. */

@@ -49,8 +49,8 @@ abstract class Around implements Push.Wire {
     }
 
     @Override
-    public List<Object> transaction(List<byte[][]> commands) {
-        return w.transaction(commands);
+    public List<Object> transaction(byte[] watch, Runnable check, List<byte[][]> commands) {
+        return w.transaction(watch, check, commands);
     }
 
     /** Counts the walks and does nothing else. */

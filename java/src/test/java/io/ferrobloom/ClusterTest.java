@@ -135,6 +135,24 @@ class ClusterTest {
         }
     }
 
+    /**
+     * {@code push} (replace, on a key holding a filter of the pushed kind) while the key's
+     * primary sets it to a string right after the final check: refused, the string kept.
+     */
+    static void retypedBeforeTheRename(List<TestServer> nodes, String key, Runnable push) {
+        int slot = JedisClusterCRC16.getSlot(key);
+        TestServer owner = nodes.get(slot <= 5460 ? 0 : slot <= 10922 ? 1 : 2);
+        Push.beforeRename = k -> owner.jedis.set(k, "arrived".getBytes());
+        try {
+            FilterException e = assertThrows(FilterException.class, push::run);
+            assertEquals(Push.NOT_REPLACEABLE, e.getMessage());
+        } finally {
+            Push.beforeRename = null;
+        }
+        assertEquals("arrived", owner.jedis.get(key));
+        owner.jedis.del(key);
+    }
+
     @ParameterizedTest
     @MethodSource("servers")
     void pushThroughJedisCluster(String binary) throws Exception {
@@ -166,6 +184,8 @@ class ClusterTest {
                 }
             }
             assertEquals(3, thirds.size(), "keys on every primary");
+            // A string written by the key's primary between the final check and the rename.
+            retypedBeforeTheRename(nodes, "e", () -> JedisTransfer.push(jc, "e", b, true));
             // The same through Lettuce's cluster client.
             io.lettuce.core.cluster.RedisClusterClient lc = io.lettuce.core.cluster
                     .RedisClusterClient.create("redis://127.0.0.1:" + nodes.get(1).port);
@@ -183,12 +203,16 @@ class ClusterTest {
                             () -> LettuceTransfer.push(conn, key, c, true));
                     LettuceTransfer.push(conn, key, c, true, true);
                     ServerIdentityTest.assertSameWalk("CF", c.chunks(), owner.scandump("CF", key));
+                    LettuceTransfer.push(conn, key, c, true);
+                    ServerIdentityTest.assertSameWalk("CF", c.chunks(), owner.scandump("CF", key));
                     try (Filter p = LettuceTransfer.pull(conn, key);
                             BloomFilter other = LettuceTransfer.pullBloom(conn, "{" + key + "}b")) {
                         ServerIdentityTest.assertSameWalk("CF", c.chunks(), p.chunks());
                         ServerIdentityTest.assertSameWalk("BF", b.chunks(), other.chunks());
                     }
                 }
+                retypedBeforeTheRename(nodes, "lc",
+                        () -> LettuceTransfer.push(conn, "lc", c, true));
             } finally {
                 lc.shutdown();
             }

@@ -178,7 +178,7 @@ class JedisTransferTest {
         TestServer s = server(binary);
         s.call("ACL", "SETUSER", "loader", "reset", "on", ">secret", "~app:*", "~{app:*",
                 "+exists", "+del", "+expire", "+persist", "+rename", "+renamenx", "+multi",
-                "+exec", "+type", "+bf.loadchunk", "+bf.scandump", "+cf.loadchunk",
+                "+exec", "+type", "+watch", "+unwatch", "+bf.loadchunk", "+bf.scandump", "+cf.loadchunk",
                 "+cf.scandump");
         try (redis.clients.jedis.Jedis j = new redis.clients.jedis.Jedis("127.0.0.1", s.port);
                 BloomFilter b = BloomFilter.create(1000);

@@ -13,11 +13,16 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisPooled;
+import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisDataException;
 
 /**
@@ -145,6 +150,114 @@ class PushReplaceTest {
                 s.jedis.del("k");
                 s.call("BF.RESERVE", "k", 0.01, 100);
                 Push.push(retypedAfterTheChunks(w, other, "k"), "k".getBytes(), f, true, true);
+                JedisTransferTest.assertServerHas(s, "k", f);
+            }
+        } finally {
+            client.shutdown();
+        }
+    }
+
+    /** The clients push(replace) runs over, each through its public push. */
+    static List<Pusher> clients(TestServer s, StatefulRedisConnection<String, String> lettuce,
+            JedisPooled pooled, UnifiedJedis unified) {
+        return List.of(
+                (k, f, r, force) -> JedisTransfer.push(s.jedis, k, f, r, force),
+                (k, f, r, force) -> JedisTransfer.push(pooled, k, f, r, force),
+                (k, f, r, force) -> JedisTransfer.push(unified, k, f, r, force),
+                (k, f, r, force) -> LettuceTransfer.push(lettuce, k, f, r, force));
+    }
+
+    /** Runs {@code body} with {@link Push#beforeRename} set to {@code hook}, then clears it. */
+    static void withHook(Consumer<byte[]> hook, Runnable body) {
+        Push.beforeRename = hook;
+        try {
+            body.run();
+        } finally {
+            Push.beforeRename = null;
+        }
+    }
+
+    /**
+     * Another connection writes the key right after push's final check (WATCH and TYPE) and
+     * before its MULTI: the EXEC is aborted, the write stays, push checks again and refuses
+     * the key's new type (a string, a filter of the other kind), or replaces it when it is a
+     * filter of the same kind; a key written before every one of the three checks is never
+     * replaced (Push.KEY_CHANGED). No temporary key is left, and force watches nothing.
+     */
+    @ParameterizedTest
+    @MethodSource("servers")
+    void aKeyWrittenBetweenTheCheckAndTheRenameIsNeverReplaced(String binary) throws Exception {
+        TestServer s = JedisTransferTest.server(binary);
+        RedisClient client = RedisClient.create("redis://127.0.0.1:" + s.port);
+        try (Jedis other = new Jedis("127.0.0.1", s.port);
+                StatefulRedisConnection<String, String> lettuce = client.connect();
+                JedisPooled pooled = new JedisPooled("127.0.0.1", s.port);
+                UnifiedJedis unified = new UnifiedJedis(new HostAndPort("127.0.0.1", s.port));
+                BloomFilter f = BloomFilter.create(1000)) {
+            f.putAll(BloomFilterTest.items("t", 500));
+            assertFalse(f.mightContain("theirs"));
+            for (Pusher p : clients(s, lettuce, pooled, unified)) {
+                // (a) a string written there: the EXEC aborts, the retry refuses it.
+                s.jedis.flushAll();
+                s.call("BF.RESERVE", "k", 0.01, 100);
+                AtomicInteger checks = new AtomicInteger();
+                withHook(k -> {
+                    if (checks.incrementAndGet() == 1) {
+                        other.set(k, "arrived".getBytes());
+                    }
+                }, () -> {
+                    FilterException e = assertThrows(FilterException.class,
+                            () -> p.push("k", f, true, false));
+                    assertEquals(Push.NOT_REPLACEABLE, e.getMessage());
+                });
+                assertEquals(1, checks.get(), "the second check refuses before the hook");
+                assertEquals("arrived", s.jedis.get("k"));
+                assertEquals(Set.of("k"), keys(s), "the temporary key is deleted");
+                // (b) a cuckoo filter put there: refused the same way.
+                s.jedis.flushAll();
+                s.call("BF.RESERVE", "k", 0.01, 100);
+                checks.set(0);
+                withHook(k -> {
+                    if (checks.incrementAndGet() == 1) {
+                        other.del(k);
+                        other.sendCommand(JedisTransfer.command("CF.RESERVE".getBytes()),
+                                k, "100".getBytes());
+                    }
+                }, () -> assertThrows(FilterException.class, () -> p.push("k", f, true, false)));
+                assertEquals("MBbloomCF", s.jedis.type("k"));
+                assertEquals(Set.of("k"), keys(s));
+                // (c) a Bloom filter put there: the retry finds a filter of the same kind and
+                // replaces it.
+                s.jedis.flushAll();
+                checks.set(0);
+                withHook(k -> {
+                    if (checks.incrementAndGet() == 1) {
+                        other.sendCommand(JedisTransfer.command("BF.ADD".getBytes()), k,
+                                "theirs".getBytes());
+                    }
+                }, () -> p.push("k", f, true, false));
+                assertEquals(2, checks.get());
+                JedisTransferTest.assertServerHas(s, "k", f);
+                // (d) the key written before every EXEC: nothing replaced after three tries.
+                s.jedis.flushAll();
+                s.call("BF.RESERVE", "k", 0.01, 100);
+                checks.set(0);
+                withHook(k -> {
+                    checks.incrementAndGet();
+                    other.sendCommand(JedisTransfer.command("BF.ADD".getBytes()), k,
+                            "theirs".getBytes());
+                }, () -> {
+                    FilterException e = assertThrows(FilterException.class,
+                            () -> p.push("k", f, true, false));
+                    assertEquals(Push.KEY_CHANGED, e.getMessage());
+                });
+                assertEquals(Push.RENAME_ATTEMPTS, checks.get());
+                assertEquals(1L, s.call("BF.EXISTS", "k", "theirs"), "the key is not replaced");
+                assertEquals(Set.of("k"), keys(s), "the temporary key is deleted");
+                // force: no check, no WATCH, the key replaced.
+                checks.set(0);
+                withHook(k -> checks.incrementAndGet(), () -> p.push("k", f, true, true));
+                assertEquals(0, checks.get());
                 JedisTransferTest.assertServerHas(s, "k", f);
             }
         } finally {
