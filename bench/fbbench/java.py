@@ -144,9 +144,10 @@ def render_java(res):
                 "server received (INFO stats `total_net_input_bytes`). build + push: a local non-scaling "
                 "filter filled by `putAll` of 10,000-item arrays, then `JedisTransfer.push` (pipelined "
                 "`BF.LOADCHUNK`s)"
-                + (f"; again on {threads} threads as a batch job's partitions: each fills a filter of its own "
-                   f"with every {threads}th array, and the filters are merged (`merge`, `BF.MERGE`'s OR of the "
-                   "bits; the pushed filter's chunks equal the one-thread filter's, checked) before the push"
+                + (f"; again on {threads} threads as a batch job's partitions: thread t fills a filter of "
+                   f"its own with arrays t, t + {threads}, t + 2·{threads}, ..., and the filters are merged "
+                   "(`merge`, `BF.MERGE`'s OR of the bits; the pushed filter's chunks equal the one-thread "
+                   "filter's, checked) before the push"
                    if threads else "")
                 + ". `BF.MADD`: `BF.RESERVE ... LAYOUT l NONSCALING`, then 1,000 items a command, 50 commands "
                 "a Jedis pipeline; its server command time: `INFO commandstats` usec of `BF.MADD` (the module's "
