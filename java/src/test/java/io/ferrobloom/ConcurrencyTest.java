@@ -3,6 +3,7 @@ package io.ferrobloom;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -187,5 +188,48 @@ class ConcurrencyTest {
         System.out.println("create/fill/drop: RSS " + before + " KiB -> " + after + " KiB");
         assertTrue(after - before < 128 * 1024,
                 "RSS grew from " + before + " KiB to " + after + " KiB");
+    }
+
+    /**
+     * A thread keeps its batch buffers (about 1.2 MiB here: 10,000 items of 90 bytes, their
+     * hashes and answers) for its next batch, and frees them when it ends: 600 threads that
+     * each ran one batch and ended would hold about 0.7 GiB if the buffers outlived them.
+     */
+    @Test
+    @Timeout(300)
+    void endedThreadsFreeTheirBatchBuffers() throws Exception {
+        byte[][] items = new byte[10_000][];
+        for (int i = 0; i < items.length; i++) {
+            items[i] = String.format("%090d", i).getBytes(StandardCharsets.US_ASCII);
+        }
+        try (BloomFilter f = BloomFilter.create(100_000, 0.01)) {
+            Runnable threads = () -> {
+                for (int i = 0; i < 100; i++) {
+                    Thread t = new Thread(() -> {
+                        f.putAll(items);
+                        f.mightContainAll(items);
+                    });
+                    t.start();
+                    try {
+                        t.join();
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                }
+            };
+            threads.run();
+            System.gc();
+            Thread.sleep(200);
+            long before = rssKiB();
+            for (int r = 0; r < 6; r++) {
+                threads.run();
+            }
+            System.gc();
+            Thread.sleep(200);
+            long after = rssKiB();
+            System.out.println("ended threads: RSS " + before + " KiB -> " + after + " KiB");
+            assertTrue(after - before < 128 * 1024,
+                    "RSS grew from " + before + " KiB to " + after + " KiB");
+        }
     }
 }
