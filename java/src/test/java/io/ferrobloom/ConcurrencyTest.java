@@ -173,19 +173,29 @@ class ConcurrencyTest {
             }
             System.gc();
         };
-        for (int r = 0; r < 4; r++) {
+        assertResidentSizeFlat("create/fill/drop", round, 4, 15);
+    }
+
+    /**
+     * Runs {@code round} {@code warm} times (the JVM's own heap and code settle), then {@code
+     * times} more: the process's resident size may grow by at most 128 MiB over the latter.
+     */
+    static void assertResidentSizeFlat(String what, Runnable round, int warm, int times)
+            throws Exception {
+        for (int r = 0; r < warm; r++) {
             round.run();
         }
+        System.gc();
         Thread.sleep(200);
         long before = rssKiB();
-        for (int r = 0; r < 15; r++) {
+        for (int r = 0; r < times; r++) {
             round.run();
         }
         Thread.sleep(200);
         System.gc();
         Thread.sleep(200);
         long after = rssKiB();
-        System.out.println("create/fill/drop: RSS " + before + " KiB -> " + after + " KiB");
+        System.out.println(what + ": RSS " + before + " KiB -> " + after + " KiB");
         assertTrue(after - before < 128 * 1024,
                 "RSS grew from " + before + " KiB to " + after + " KiB");
     }
@@ -217,19 +227,7 @@ class ConcurrencyTest {
                     }
                 }
             };
-            threads.run();
-            System.gc();
-            Thread.sleep(200);
-            long before = rssKiB();
-            for (int r = 0; r < 6; r++) {
-                threads.run();
-            }
-            System.gc();
-            Thread.sleep(200);
-            long after = rssKiB();
-            System.out.println("ended threads: RSS " + before + " KiB -> " + after + " KiB");
-            assertTrue(after - before < 128 * 1024,
-                    "RSS grew from " + before + " KiB to " + after + " KiB");
+            assertResidentSizeFlat("ended threads", threads, 1, 6);
         }
     }
 }
